@@ -1,0 +1,55 @@
+"""Per-app resources (settings, DB sessions, Redis, Celery, event log), built lazily."""
+from __future__ import annotations
+
+import contextlib
+import functools
+from collections.abc import Iterator
+
+from celery import Celery
+from flask import Flask, current_app
+from sqlalchemy.orm import Session
+
+from shared.config import Settings
+from shared.db import session_factory
+from shared.events import EventLog
+from shared.queue import make_celery
+from shared.redis_client import redis_for
+
+
+class Services:
+    def __init__(self, settings: Settings):
+        self.settings = settings
+        self.sessions = session_factory(settings.database_url)
+
+    @functools.cached_property
+    def redis(self):
+        return redis_for(self.settings.redis_url)
+
+    @functools.cached_property
+    def celery(self) -> Celery:
+        return make_celery(self.settings)
+
+    @functools.cached_property
+    def events(self) -> EventLog:
+        return EventLog(self.redis, maxlen=self.settings.events_maxlen,
+                        ttl_s=self.settings.events_ttl_s)
+
+    @functools.cached_property
+    def batch_events(self) -> EventLog:
+        return EventLog(self.redis, maxlen=self.settings.events_maxlen,
+                        ttl_s=self.settings.events_ttl_s, kind="batch")
+
+    @contextlib.contextmanager
+    def session(self) -> Iterator[Session]:
+        """A short-lived session: commit on success, rollback on error, always closed."""
+        with self.sessions() as s:
+            with s.begin():
+                yield s
+
+
+def init_app(app: Flask, settings: Settings) -> None:
+    app.extensions["sunrise"] = Services(settings)
+
+
+def services() -> Services:
+    return current_app.extensions["sunrise"]

@@ -1,0 +1,49 @@
+"""The one place where errors become RFC 9457 problem+json responses."""
+from __future__ import annotations
+
+import logging
+
+from flask import Flask, Response, json, request
+from pydantic import ValidationError
+from werkzeug.exceptions import HTTPException
+
+from shared.errors import SunriseError
+
+logger = logging.getLogger(__name__)
+
+PROBLEM_TYPE = "https://sunrise.dev/problems/"
+
+
+def problem(status: int, title: str, detail: str, *, code: str = "error",
+            headers: dict | None = None, **extra) -> Response:
+    body = {"type": PROBLEM_TYPE + code, "title": title, "status": status, "detail": detail,
+            "instance": request.path, **extra}
+    resp = Response(json.dumps(body), status=status, mimetype="application/problem+json")
+    for key, value in (headers or {}).items():
+        resp.headers[key] = value
+    return resp
+
+
+def init_app(app: Flask) -> None:
+    @app.errorhandler(SunriseError)
+    def _domain(exc: SunriseError):
+        return problem(exc.status, exc.title, exc.detail, code=exc.code, headers=exc.headers,
+                       **exc.extra)
+
+    @app.errorhandler(ValidationError)
+    def _validation(exc: ValidationError):
+        errors = [{"loc": list(e["loc"]), "msg": e["msg"], "type": e["type"]}
+                  for e in exc.errors(include_url=False, include_context=False)]
+        detail = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'body'}: {e['msg']}" for e in errors)
+        return problem(422, "Validation failed", detail, code="validation_failed", errors=errors)
+
+    @app.errorhandler(HTTPException)
+    def _http(exc: HTTPException):
+        return problem(exc.code or 500, exc.name, exc.description or exc.name,
+                       code=exc.name.lower().replace(" ", "_"))
+
+    @app.errorhandler(Exception)
+    def _unexpected(exc: Exception):
+        logger.exception("unhandled error on %s %s", request.method, request.path)
+        return problem(500, "Internal error", "Sunrise hit an unexpected error; it was logged.",
+                       code="internal_error")

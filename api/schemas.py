@@ -1,0 +1,139 @@
+"""Request and response schemas: they validate requests AND generate /openapi.json."""
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
+from typing_extensions import Annotated
+
+MAX_MESSAGE_CHARS = 8000
+UUID_PATTERN = r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"
+
+Question = Annotated[str, StringConstraints(min_length=1, max_length=MAX_MESSAGE_CHARS)]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+def _not_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must not be empty or only whitespace")
+    return value
+
+
+class JobCreate(Strict):
+    message: Question = Field(description="The question, in plain language.")
+    conversation_id: Annotated[str, StringConstraints(pattern=UUID_PATTERN)] | None = Field(
+        default=None, description="Continue this conversation; omit to start a new one.")
+
+    _blank = field_validator("message")(_not_blank)
+
+
+class Links(BaseModel):
+    self: str
+    events: str
+    cancel: str
+
+
+class JobAccepted(BaseModel):
+    job_id: str
+    conversation_id: str
+    status: str
+    links: Links
+
+
+class JobResult(BaseModel):
+    answer_text: str
+    charts: list[dict[str, Any]]
+    parse_path: Literal["direct", "fenced", "anchored", "raw", "truncated"] | None
+    truncated: bool
+
+
+class JobUsage(BaseModel):
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int
+    cache_creation_tokens: int
+    total_effective_input: int
+    context_tokens: int
+    cost_usd: float
+    tool_rounds: int
+    sql_executed: int
+    sql_cache_hits: int
+    llm_ms: int
+    sql_ms: int
+    wall_ms: int
+
+
+class JobError(BaseModel):
+    code: str
+    message: str | None
+
+
+class JobOut(BaseModel):
+    job_id: str
+    conversation_id: str
+    batch_id: str | None
+    status: Literal["queued", "running", "succeeded", "failed", "cancelled"]
+    message: str
+    model: str
+    attempt: int
+    result: JobResult | None
+    usage: JobUsage
+    error: JobError | None
+    created_at: str | None
+    started_at: str | None
+    finished_at: str | None
+    links: Links
+
+
+class JobQuery(Strict):
+    wait: float = Field(default=0, ge=0, le=30, description="Long-poll up to this many seconds.")
+
+
+class EventsQuery(BaseModel):
+    last_event_id: str | None = Field(default=None, pattern=r"^\d+-\d+$")
+    access_token: str | None = None
+
+
+class Problem(BaseModel):
+    type: str
+    title: str
+    status: int
+    detail: str
+    instance: str | None = None
+
+
+class MessageOut(BaseModel):
+    role: Literal["user", "assistant"]
+    text: str
+    charts: list[dict[str, Any]] | None
+    job_id: str | None
+    created_at: str | None
+
+
+class ConversationSummary(BaseModel):
+    conversation_id: str
+    title: str
+    created_at: str | None
+    updated_at: str | None
+
+
+class ConversationList(BaseModel):
+    items: list[ConversationSummary]
+    next_cursor: str | None
+
+
+class ConversationOut(ConversationSummary):
+    messages: list[MessageOut]
+
+
+class ListQuery(Strict):
+    limit: int = Field(default=20, ge=1, le=100)
+    cursor: str | None = Field(default=None, max_length=200)
+
+
+class Health(BaseModel):
+    status: str
+    checks: dict[str, str] = {}

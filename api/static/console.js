@@ -1,0 +1,360 @@
+// The Sunrise console: API key, chat with live progress, conversations,
+// and the wiring of the sidebar panels. No framework; see api.js,
+// render.js, progress.js and panels.js for the parts.
+
+import { api, getKey, setKey, watchJob } from "./api.js";
+import { el, renderAnswer } from "./render.js";
+import { Progress } from "./progress.js";
+import { initBatches, loadUsage } from "./panels.js";
+
+const $ = (id) => document.getElementById(id);
+const ui = {
+  keyForm: $("key-form"), key: $("api-key"), keyState: $("key-state"),
+  error: $("error"), errorText: $("error-text"),
+  conversations: $("conversations"), more: $("conversations-more"),
+  title: $("conversation-title"), jobStatus: $("job-status"),
+  history: $("history"), current: $("current"), currentQuestion: $("current-question"),
+  answer: $("answer"), emptyHint: $("empty-hint"), thread: $("thread"),
+  askForm: $("ask-form"), question: $("question"), ask: $("ask"), cancel: $("cancel"),
+  usage: $("usage"),
+};
+const progress = new Progress($("progress"));
+const state = { conversationId: null, job: null, cursor: null };
+
+// ---- errors -------------------------------------------------------------
+
+function showError(err) {
+  let text;
+  ui.keyForm.classList.remove("needs-key");
+  if (err.status === 401) {
+    text = "The API key is missing or was rejected. Enter a valid key above and save it.";
+    ui.keyForm.classList.add("needs-key");
+    ui.key.focus();
+  } else if (err.status === 429) {
+    const wait = err.retryAfter ? ` Retry after ${err.retryAfter} s.` : "";
+    text = `Rate limited (429): ${err.detail || err.title}.${wait}`;
+  } else if (err.status === 0) {
+    text = `Network error: ${err.detail}. Check that the API is running.`;
+  } else if (err.status) {
+    text = `${err.title} (${err.status})${err.detail ? `: ${err.detail}` : ""}`;
+  } else {
+    text = err.message || String(err);
+  }
+  ui.errorText.textContent = text;
+  ui.error.dataset.status = err.status ?? "";
+  ui.error.hidden = false;
+}
+
+function clearError() {
+  ui.error.hidden = true;
+  ui.errorText.textContent = "";
+}
+
+$("error-dismiss").addEventListener("click", clearError);
+
+// ---- API key ------------------------------------------------------------
+
+function showKeyState() {
+  ui.keyState.textContent = getKey() ? "key saved" : "no key saved";
+}
+
+ui.keyForm.addEventListener("submit", (ev) => {
+  ev.preventDefault();
+  setKey(ui.key.value.trim());
+  ui.key.value = "";
+  ui.key.placeholder = getKey() ? "saved (paste to replace)" : "paste your key";
+  ui.keyForm.classList.remove("needs-key");
+  clearError();
+  showKeyState();
+  refreshSidebar();
+});
+
+// ---- conversations ------------------------------------------------------
+
+const when = (iso) => (iso ? new Date(iso).toLocaleString([], { dateStyle: "short", timeStyle: "short" }) : "");
+
+function conversationItem(conv) {
+  const del = el("button", {
+    type: "button", class: "conv-delete", "data-testid": "delete-conversation",
+    "aria-label": `Delete ${conv.title || "conversation"}`, title: "Delete",
+  }, "×");
+  let armed = null;
+  del.addEventListener("click", async () => {
+    if (!armed) {
+      // Two clicks delete: no modal dialogs, which automated browsers dismiss.
+      del.textContent = "Delete?";
+      del.classList.add("armed");
+      del.setAttribute("data-testid", "confirm-delete");
+      armed = setTimeout(() => {
+        armed = null;
+        del.textContent = "×";
+        del.classList.remove("armed");
+        del.setAttribute("data-testid", "delete-conversation");
+      }, 4000);
+      return;
+    }
+    clearTimeout(armed);
+    try {
+      await api(`/v1/conversations/${encodeURIComponent(conv.conversation_id)}`, { method: "DELETE" });
+      li.remove();
+      if (state.conversationId === conv.conversation_id) newConversation();
+    } catch (err) {
+      showError(err);
+    }
+  });
+  const open = el("button", { type: "button", class: "conv-open", "data-testid": "open-conversation" },
+    el("span", { class: "conv-title" }, conv.title || "Untitled"),
+    el("span", { class: "conv-when" }, when(conv.updated_at || conv.created_at)));
+  open.addEventListener("click", () => openConversation(conv.conversation_id));
+  const li = el("li", {
+    "data-testid": "conversation-item", "data-conversation-id": conv.conversation_id,
+    class: conv.conversation_id === state.conversationId ? "active" : "",
+  }, open, del);
+  return li;
+}
+
+async function loadConversations(append = false) {
+  const query = append && state.cursor ? `?cursor=${encodeURIComponent(state.cursor)}` : "";
+  const data = await api(`/v1/conversations${query}`);
+  const items = (data.items || []).map(conversationItem);
+  if (append) ui.conversations.append(...items);
+  else ui.conversations.replaceChildren(...items);
+  if (!ui.conversations.children.length) {
+    ui.conversations.append(el("li", { class: "muted empty" }, "No conversations yet."));
+  }
+  state.cursor = data.next_cursor || null;
+  ui.more.hidden = !state.cursor;
+}
+
+function markActive() {
+  for (const li of ui.conversations.children) {
+    li.classList.toggle("active", li.dataset.conversationId === state.conversationId);
+  }
+}
+
+function stopWatching() {
+  if (state.job && state.job.handle) state.job.handle.stop();
+  state.job = null;
+  setRunning(false);
+}
+
+function resetThread(title) {
+  stopWatching();
+  ui.history.replaceChildren();
+  ui.current.hidden = true;
+  ui.answer.replaceChildren();
+  ui.jobStatus.hidden = true;
+  ui.title.textContent = title;
+  ui.emptyHint.hidden = false;
+}
+
+function newConversation() {
+  state.conversationId = null;
+  resetThread("New conversation");
+  markActive();
+  ui.question.focus();
+}
+
+async function openConversation(id) {
+  clearError();
+  let conv;
+  try {
+    conv = await api(`/v1/conversations/${encodeURIComponent(id)}`);
+  } catch (err) {
+    showError(err);
+    return;
+  }
+  state.conversationId = conv.conversation_id;
+  resetThread(conv.title || "Untitled conversation");
+  markActive();
+  const messages = conv.messages || [];
+  ui.emptyHint.hidden = messages.length > 0;
+  for (const msg of messages) {
+    if (msg.role === "user") {
+      ui.history.append(el("div", { class: "bubble user", "data-testid": "message-user" }, msg.text));
+    } else {
+      const bubble = el("div", { class: "bubble assistant answer", "data-testid": "message-assistant" });
+      ui.history.append(bubble);
+      renderAnswer(bubble, msg.text, msg.charts || []);
+    }
+  }
+  ui.thread.scrollTop = ui.thread.scrollHeight;
+}
+
+ui.more.addEventListener("click", () => loadConversations(true).catch(showError));
+$("new-conversation").addEventListener("click", newConversation);
+
+// ---- asking -------------------------------------------------------------
+
+function setRunning(running) {
+  ui.ask.disabled = running;
+  ui.cancel.hidden = !running;
+  ui.cancel.disabled = false;
+  ui.cancel.textContent = "Cancel";
+}
+
+function setStatus(status) {
+  ui.jobStatus.hidden = false;
+  ui.jobStatus.textContent = status;
+  ui.jobStatus.className = `status-pill ${status}`;
+}
+
+/** Move the finished current turn into the history so #answer is free again. */
+function archiveCurrentTurn() {
+  if (ui.current.hidden) return;
+  const answer = el("div", { class: "bubble assistant answer", "data-testid": "message-assistant" });
+  answer.append(...ui.answer.childNodes);
+  const trace = el("div", { class: "progress" });
+  trace.append(...$("progress").childNodes);
+  const details = trace.querySelector("details");
+  if (details) details.open = false;
+  ui.history.append(
+    el("div", { class: "bubble user", "data-testid": "message-user" }, ui.currentQuestion.textContent),
+    trace, answer);
+}
+
+const newIdempotencyKey = () =>
+  (crypto.randomUUID ? crypto.randomUUID() : `${Date.now()}-${Math.random().toString(16).slice(2)}`);
+
+function onJobEvent(job, type, data) {
+  if (type === "tool_call" && data.query_id !== undefined && data.sql) job.sql.set(data.query_id, data.sql);
+  if (type === "answer_delta") {
+    renderAnswer(ui.answer, data.text || "", [], { streaming: true });
+    ui.thread.scrollTop = ui.thread.scrollHeight;
+  }
+  if (type === "queued" || type === "status") setStatus(data.status || "queued");
+  if (type === "started" || type === "llm_call" || type === "tool_call") setStatus("running");
+  progress.event(type, data);
+}
+
+function showFinal(job, final) {
+  setStatus(final.status);
+  progress.finish(final);
+  const result = final.result || {};
+  const sqlFor = (queryId) => job.sql.get(queryId);
+  if (final.status === "succeeded") {
+    renderAnswer(ui.answer, result.answer_text || "", result.charts || [], { sqlFor }).then(() => {
+      ui.thread.scrollTop = ui.thread.scrollHeight;
+    });
+    if (result.truncated) {
+      ui.answer.append(el("p", { class: "muted" }, "The answer was cut short; try a narrower question."));
+    }
+  } else if (final.status === "failed") {
+    const error = final.error || {};
+    ui.answer.replaceChildren(el("div", { class: "job-error", "data-testid": "job-error" },
+      el("strong", {}, `Job failed: ${error.code || "unknown_error"}`),
+      el("p", {}, error.message || "No message was given.")));
+    showError(new Error(`Job failed (${error.code || "unknown_error"}): ${error.message || "no message"}`));
+  } else {
+    ui.answer.querySelector(".thinking")?.remove();
+    ui.answer.append(el("p", { class: "muted", "data-testid": "job-cancelled" }, "The job was cancelled."));
+  }
+}
+
+async function ask(text) {
+  clearError();
+  archiveCurrentTurn();
+  ui.emptyHint.hidden = true;
+  ui.current.hidden = false;
+  ui.currentQuestion.textContent = text;
+  ui.answer.replaceChildren(el("p", { class: "muted thinking" }, "Thinking…"));
+  progress.reset();
+  setRunning(true);
+  ui.question.value = "";
+
+  const body = { message: text };
+  if (state.conversationId) body.conversation_id = state.conversationId;
+  let created;
+  try {
+    created = await api("/v1/jobs", { method: "POST", body, headers: { "Idempotency-Key": newIdempotencyKey() } });
+  } catch (err) {
+    ui.current.hidden = true;
+    ui.question.value = text;
+    setRunning(false);
+    showError(err);
+    return;
+  }
+  const isNew = state.conversationId !== created.conversation_id;
+  state.conversationId = created.conversation_id;
+  if (isNew) {
+    ui.title.textContent = text.length > 80 ? `${text.slice(0, 77)}…` : text;
+    loadConversations().then(markActive).catch(showError);
+  }
+  setStatus(created.status || "queued");
+  const job = { id: created.job_id, sql: new Map() };
+  let pollNoted = false;
+  job.handle = watchJob(job.id, {
+    onEvent: (type, data) => onJobEvent(job, type, data),
+    onMode: (mode) => {
+      if (mode === "poll" && !pollNoted) {
+        pollNoted = true;
+        progress.note("Live events unavailable: waiting for the result by long-polling.");
+      }
+    },
+  });
+  state.job = job;
+  try {
+    const final = await job.handle.done;
+    if (final && state.job === job) showFinal(job, final);
+  } catch (err) {
+    if (state.job === job) showError(err);
+  } finally {
+    if (state.job === job) {
+      state.job = null;
+      setRunning(false);
+      refreshSidebar();
+    }
+  }
+}
+
+ui.askForm.addEventListener("submit", (ev) => {
+  ev.preventDefault();
+  const text = ui.question.value.trim();
+  if (text && !state.job) ask(text);
+});
+
+ui.question.addEventListener("keydown", (ev) => {
+  if (ev.key === "Enter" && !ev.shiftKey && !ev.isComposing) {
+    ev.preventDefault();
+    ui.askForm.requestSubmit();
+  }
+});
+
+ui.cancel.addEventListener("click", async () => {
+  const job = state.job;
+  if (!job) return;
+  ui.cancel.disabled = true;
+  ui.cancel.textContent = "Cancelling…";
+  try {
+    await api(`/v1/jobs/${encodeURIComponent(job.id)}/cancel`, { method: "POST" });
+    progress.note("Cancel requested: it takes effect at the next round boundary.");
+  } catch (err) {
+    // 409: the job ended meanwhile; its terminal event is on the way.
+    if (err.status !== 409) {
+      showError(err);
+      ui.cancel.disabled = false;
+      ui.cancel.textContent = "Cancel";
+    }
+  }
+});
+
+// ---- sidebar ------------------------------------------------------------
+
+function refreshSidebar() {
+  loadConversations().catch(showError);
+  loadUsage(ui.usage).catch(showError);
+}
+
+$("usage-refresh").addEventListener("click", () => loadUsage(ui.usage).catch(showError));
+
+initBatches({
+  form: $("batch-form"),
+  questions: $("batch-questions"),
+  title: $("batch-title"),
+  status: $("batch-status"),
+  report: showError,
+});
+
+showKeyState();
+if (getKey()) ui.key.placeholder = "saved (paste to replace)";
+refreshSidebar();

@@ -1,0 +1,1 @@
+"""Code shared by the API, the worker and the CLI: settings, models, events, errors."""

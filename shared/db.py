@@ -1,0 +1,61 @@
+"""Engine and session factories. Nothing connects at import time."""
+from __future__ import annotations
+
+import contextlib
+import functools
+from collections.abc import Iterator
+
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.orm import Session, sessionmaker
+
+
+def make_engine(database_url: str, *, pool_size: int = 10, max_overflow: int = 20) -> Engine:
+    """A pooled engine for ``database_url``; MariaDB gets utf8mb4 and liveness checks."""
+    if database_url.startswith("sqlite"):
+        engine = create_engine(
+            database_url, connect_args={"check_same_thread": False, "timeout": 30}
+        )
+        event.listen(engine, "connect", _sqlite_pragmas)
+        return engine
+    if database_url.startswith("mysql") and "charset=" not in database_url:
+        database_url += ("&" if "?" in database_url else "?") + "charset=utf8mb4"
+    return create_engine(
+        database_url,
+        pool_size=pool_size,
+        max_overflow=max_overflow,
+        pool_pre_ping=True,
+        pool_recycle=1800,
+        isolation_level="READ COMMITTED",
+    )
+
+
+def _sqlite_pragmas(dbapi_conn, _record) -> None:
+    cur = dbapi_conn.cursor()
+    cur.execute("PRAGMA journal_mode=WAL")
+    cur.execute("PRAGMA foreign_keys=ON")
+    cur.close()
+
+
+@functools.cache
+def engine_for(database_url: str) -> Engine:
+    """One engine per URL per process, created on first use."""
+    return make_engine(database_url)
+
+
+@functools.cache
+def session_factory(database_url: str) -> sessionmaker[Session]:
+    return sessionmaker(engine_for(database_url), expire_on_commit=False)
+
+
+@contextlib.contextmanager
+def session_scope(database_url: str) -> Iterator[Session]:
+    """A session that commits on success, rolls back on error and always closes."""
+    session = session_factory(database_url)()
+    try:
+        yield session
+        session.commit()
+    except BaseException:
+        session.rollback()
+        raise
+    finally:
+        session.close()

@@ -1,0 +1,83 @@
+"""Job progress events: one capped Redis stream per job, kept for a while after the end.
+
+Stream entry ids double as SSE ``id:`` values, so ``Last-Event-ID`` resumes exactly.
+Exactly one terminal event is ever written per job (guarded by a SET NX marker).
+"""
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterable
+from typing import Any, NamedTuple
+
+import redis
+
+logger = logging.getLogger(__name__)
+
+TERMINAL_EVENTS = frozenset({"succeeded", "failed", "cancelled"})
+
+
+class Event(NamedTuple):
+    id: str
+    event: str
+    data: dict[str, Any]
+
+    @property
+    def is_terminal(self) -> bool:
+        return self.event in TERMINAL_EVENTS
+
+
+def stream_key(kind: str, object_id: str) -> str:
+    return f"sunrise:events:{kind}:{object_id}"
+
+
+class EventLog:
+    """Append and read the event stream of jobs (``kind="job"``) or batches."""
+
+    def __init__(self, client: redis.Redis, *, maxlen: int = 2000, ttl_s: int = 86400,
+                 kind: str = "job"):
+        self.client = client
+        self.maxlen = maxlen
+        self.ttl_s = ttl_s
+        self.kind = kind
+
+    def publish(self, object_id: str, event: str, data: dict[str, Any]) -> str | None:
+        """Append one event; a terminal event is written at most once per object.
+
+        Returns the stream id, or None when a terminal event was already written.
+        """
+        key = stream_key(self.kind, object_id)
+        if event in TERMINAL_EVENTS:
+            if not self.client.set(f"{key}:terminal", event, nx=True, ex=self.ttl_s):
+                return None
+        payload = json.dumps(data, default=str, separators=(",", ":"))
+        pipe = self.client.pipeline(transaction=False)
+        pipe.xadd(key, {"event": event, "data": payload}, maxlen=self.maxlen, approximate=True)
+        pipe.expire(key, self.ttl_s)
+        entry_id, _ = pipe.execute()
+        return entry_id
+
+    def last_id(self, object_id: str) -> str:
+        """The id of the newest event, or ``"0-0"`` when there is none yet."""
+        newest = self.client.xrevrange(stream_key(self.kind, object_id), count=1)
+        return newest[0][0] if newest else "0-0"
+
+    def read(self, object_id: str, after: str = "0-0", *, block_ms: int | None = None,
+             count: int = 500) -> list[Event]:
+        """Events strictly after ``after``; waits up to ``block_ms`` when there are none."""
+        key = stream_key(self.kind, object_id)
+        reply = self.client.xread({key: after or "0-0"}, count=count, block=block_ms)
+        return list(_decode(reply[0][1])) if reply else []
+
+    def has_terminal(self, object_id: str) -> bool:
+        return bool(self.client.exists(f"{stream_key(self.kind, object_id)}:terminal"))
+
+
+def _decode(entries: Iterable[tuple[str, dict[str, str]]]) -> Iterable[Event]:
+    for entry_id, fields in entries:
+        try:
+            data = json.loads(fields.get("data") or "{}")
+        except ValueError:
+            logger.warning("undecodable event %s", entry_id)
+            data = {}
+        yield Event(entry_id, fields.get("event", "message"), data)

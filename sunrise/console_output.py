@@ -1,0 +1,52 @@
+"""Human-friendly terminal output for the CLI (rich)."""
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+
+class ProgressPrinter:
+    """An event sink that narrates a job's progress on stderr."""
+
+    def __init__(self, console: Console | None = None):
+        self.console = console or Console(stderr=True)
+
+    def publish(self, object_id: str, event: str, data: dict[str, Any]) -> None:
+        if event == "llm_call":
+            self.console.print(
+                f"[dim]model round {data['round']}: {data['input_tokens']} in, "
+                f"{data['cache_read_tokens']} cached, {data['output_tokens']} out "
+                f"({data['stop_reason']}, {data['ms']} ms)[/dim]")
+        elif event == "tool_call":
+            status = f"error: {data['error']}" if data.get("error") else f"{data['rows']} rows"
+            cached = " (cached)" if data.get("cached") else ""
+            self.console.print(f"[cyan]sql[/cyan] {data['sql']}\n  → {status}{cached}")
+
+
+def print_job(job: dict[str, Any], console: Console | None = None) -> None:
+    """The answer, its charts (as tables) and the usage line."""
+    console = console or Console()
+    if job["status"] != "succeeded":
+        err = job.get("error") or {}
+        console.print(f"[red]{job['status']}[/red]: {err.get('code')}: {err.get('message')}")
+        return
+    result = job["result"]
+    console.print(result["answer_text"])
+    for i, chart in enumerate(result["charts"]):
+        table = Table(title=f"chart {i}: {chart['title']} ({chart['type']})")
+        for col in chart["columns"]:
+            table.add_column(col)
+        for row in chart["data"][:15]:
+            table.add_row(*(str(row.get(c, "")) for c in chart["columns"]))
+        if len(chart["data"]) > 15:
+            table.caption = f"{len(chart['data'])} rows in all"
+        console.print(table)
+    u = job["usage"]
+    console.print(
+        f"[dim]{u['tool_rounds']} tool rounds, {u['sql_executed']} queries "
+        f"({u['sql_cache_hits']} cached); tokens: {u['input_tokens']} in, "
+        f"{u['cache_read_tokens']} cache read, {u['cache_creation_tokens']} cache write, "
+        f"{u['output_tokens']} out; ${u['cost_usd']:.4f}; parse path "
+        f"{result['parse_path']}[/dim]")

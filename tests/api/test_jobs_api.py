@@ -1,0 +1,92 @@
+"""The job endpoints' contract: validation, auth, tenancy, idempotency (real MariaDB)."""
+from __future__ import annotations
+
+import uuid
+
+from sqlalchemy import func, select
+
+from shared.db import session_scope
+from shared.models import Job
+
+
+def _count_jobs(settings) -> int:
+    with session_scope(settings.database_url) as s:
+        return s.scalar(select(func.count()).select_from(Job))
+
+
+def _problem(resp, status: int) -> dict:
+    assert resp.status_code == status, resp.get_data(as_text=True)
+    assert resp.mimetype == "application/problem+json"
+    body = resp.get_json()
+    assert body["status"] == status and body["detail"]
+    return body
+
+
+def test_submit_returns_202_and_persists_a_queued_job(client, auth, settings):
+    resp = client.post("/v1/jobs", json={"message": "How many flights?"}, headers=auth)
+    assert resp.status_code == 202
+    body = resp.get_json()
+    assert body["status"] == "queued"
+    assert set(body["links"]) == {"self", "events", "cancel"}
+    with session_scope(settings.database_url) as s:
+        job = s.get(Job, body["job_id"])
+        assert job.status in ("queued", "running", "succeeded")
+        assert job.conversation_id == body["conversation_id"]
+
+
+def test_missing_and_wrong_keys_are_401(client, settings):
+    before = _count_jobs(settings)
+    _problem(client.post("/v1/jobs", json={"message": "hi"}), 401)
+    _problem(client.post("/v1/jobs", json={"message": "hi"},
+                         headers={"Authorization": "Bearer sk-sunrise-nope"}), 401)
+    assert _count_jobs(settings) == before
+
+
+def test_bad_bodies_are_rejected_and_change_nothing(client, auth, settings):
+    before = _count_jobs(settings)
+    _problem(client.post("/v1/jobs", data="{not json", headers=auth,
+                         content_type="application/json"), 400)
+    _problem(client.post("/v1/jobs", json={"message": ""}, headers=auth), 422)
+    _problem(client.post("/v1/jobs", json={"message": "   "}, headers=auth), 422)
+    _problem(client.post("/v1/jobs", json={"message": "x" * 8001}, headers=auth), 422)
+    _problem(client.post("/v1/jobs", json={"message": "hi", "extra": 1}, headers=auth), 422)
+    _problem(client.post("/v1/jobs", json=["message"], headers=auth), 400)
+    assert _count_jobs(settings) == before
+
+
+def test_unknown_and_foreign_jobs_are_404(client, auth, settings):
+    from shared.keys import create_key
+
+    _problem(client.get(f"/v1/jobs/{uuid.uuid4()}", headers=auth), 404)
+    job_id = client.post("/v1/jobs", json={"message": "mine"}, headers=auth).get_json()["job_id"]
+    with session_scope(settings.database_url) as s:
+        other = {"Authorization": f"Bearer {create_key(s, f'other-{uuid.uuid4().hex[:8]}')}"}
+    _problem(client.get(f"/v1/jobs/{job_id}", headers=other), 404)
+    _problem(client.post(f"/v1/jobs/{job_id}/cancel", headers=other), 404)
+    _problem(client.get(f"/v1/jobs/{job_id}/events", headers=other), 404)
+    assert client.get(f"/v1/jobs/{job_id}", headers=auth).status_code == 200
+
+
+def test_idempotency_key_same_body_same_job_different_body_409(client, auth):
+    key = {"Idempotency-Key": uuid.uuid4().hex, **auth}
+    first = client.post("/v1/jobs", json={"message": "one"}, headers=key).get_json()
+    again = client.post("/v1/jobs", json={"message": "one"}, headers=key).get_json()
+    assert again["job_id"] == first["job_id"]
+    _problem(client.post("/v1/jobs", json={"message": "two"}, headers=key), 409)
+
+
+def test_openapi_describes_the_job_endpoints(client):
+    spec = client.get("/openapi.json").get_json()
+    assert spec["openapi"].startswith("3.1")
+    post = spec["paths"]["/v1/jobs"]["post"]
+    ref = post["requestBody"]["content"]["application/json"]["schema"]["$ref"]
+    body = spec["components"]["schemas"][ref.rsplit("/", 1)[1]]
+    assert body["properties"]["message"]["maxLength"] == 8000
+    assert "202" in post["responses"]
+
+
+def test_health_and_readiness(client):
+    assert client.get("/healthz").get_json()["status"] == "ok"
+    ready = client.get("/readyz")
+    assert ready.status_code == 200
+    assert ready.get_json()["checks"] == {"database": "ok", "redis": "ok"}

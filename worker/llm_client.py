@@ -1,0 +1,28 @@
+"""The Anthropic client factory. Retries on 429/529/5xx and timeouts are the SDK's own."""
+from __future__ import annotations
+
+import functools
+
+import anthropic
+
+from shared.config import Settings
+
+OFFLINE_KEY = "sunrise-offline"
+
+
+def make_client(settings: Settings, *, timeout_s: float | None = None) -> anthropic.Anthropic:
+    """A client honouring ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL as read by the settings."""
+    return _client(
+        settings.anthropic_api_key or OFFLINE_KEY,
+        settings.anthropic_base_url,
+        settings.llm_max_retries,
+        timeout_s if timeout_s is not None else settings.llm_timeout_s,
+    )
+
+
+@functools.cache
+def _client(api_key: str, base_url: str | None, max_retries: int, timeout_s: float):
+    # One client (and so one HTTP connection pool) per configuration per process.
+    return anthropic.Anthropic(
+        api_key=api_key, base_url=base_url, max_retries=max_retries, timeout=timeout_s
+    )

@@ -1,0 +1,164 @@
+"""Runs one job end to end: claim, loop, persist, publish. Callable without Celery."""
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from shared.config import Settings
+from shared.db import session_factory
+from shared.errors import JobCancelled, JobFailure
+from shared.job_view import job_to_dict
+from worker.agent_loop import AgentLoop, LoopStats
+from worker.history import load_history
+from worker.job_store import ClaimedJob, Finish, JobStore
+from worker.llm_client import make_client
+from worker.sql_sandbox import get_sandbox
+from worker.system_prompt import build_system_prompt
+from worker.usage import CallUsage
+
+logger = logging.getLogger(__name__)
+
+
+class EventSink(Protocol):
+    def publish(self, object_id: str, event: str, data: dict[str, Any]) -> Any: ...
+
+
+class NullSink:
+    def publish(self, object_id: str, event: str, data: dict[str, Any]) -> None:
+        return None
+
+
+class JobRunner:
+    """Everything a worker needs to run jobs; build one per process and reuse it."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        events: EventSink | None = None,
+        client=None,
+        sandbox=None,
+        today: Callable[[], dt.date] = dt.date.today,
+        metrics=None,
+    ):
+        self.settings = settings
+        self.store = JobStore(session_factory(settings.database_url),
+                              stale_after_s=settings.stale_after_s)
+        self.events = events or NullSink()
+        self.client = client or make_client(settings)
+        self.sandbox = sandbox or get_sandbox(
+            settings.duckdb_path, memory_limit=settings.sql_memory_limit,
+            threads=settings.sql_threads, timeout_s=settings.sql_timeout_s,
+            chart_row_limit=settings.chart_row_limit,
+        )
+        self.today = today
+        self.metrics = metrics
+
+    def system_prompt(self) -> str:
+        return build_system_prompt(self.sandbox.describe_schema(), self.today())
+
+    def run(self, job_id: str) -> str | None:
+        """Run ``job_id`` if it can be claimed. Returns the final status, or None if not ours."""
+        job = self.store.claim(job_id)
+        if job is None:
+            logger.info("job %s not claimable (finished, cancelled or running elsewhere)", job_id)
+            return None
+        if job.attempt > self.settings.max_attempts:
+            return self._finish(job, Finish("failed", error_code="too_many_attempts",
+                                            error_message="The job was interrupted too many times."),
+                                LoopStats(), time.perf_counter())
+        logger.info("job %s started (attempt %s)", job.id, job.attempt)
+        self.events.publish(job.id, "started", {"attempt": job.attempt})
+        started = time.perf_counter()
+        stop_beating = self._start_heartbeat(job)
+        loop = None
+        try:
+            with self.store.sessions() as s:
+                history = load_history(
+                    s, job.conversation_id, exclude_job_id=job.id,
+                    max_turns=self.settings.history_turns,
+                    token_budget=self.settings.history_token_budget,
+                )
+            loop = AgentLoop(client=self.client, sandbox=self.sandbox, settings=self.settings,
+                             system_prompt=self.system_prompt(), hooks=_Hooks(self, job),
+                             model=job.model)
+            outcome = loop.run(history, job.message)
+            finish = Finish("succeeded", answer_text=outcome.answer_text, charts=outcome.charts,
+                            parse_path=outcome.parse_path, truncated=outcome.truncated)
+        except JobCancelled:
+            finish = Finish("cancelled", error_code="cancelled",
+                            error_message="The job was cancelled at your request.")
+        except JobFailure as exc:
+            logger.warning("job %s failed: %s %s", job.id, exc.code, exc.detail)
+            finish = Finish("failed", error_code=exc.code, error_message=exc.detail)
+        except Exception:
+            logger.exception("job %s crashed", job.id)
+            finish = Finish("failed", error_code="internal_error",
+                            error_message="Sunrise hit an internal error while answering.")
+        finally:
+            stop_beating()
+        return self._finish(job, finish, loop.stats if loop else LoopStats(), started)
+
+    def _finish(self, job: ClaimedJob, finish: Finish, stats: LoopStats, started: float) -> str | None:
+        finish.usage = {
+            **stats.usage.as_dict(),
+            "tool_rounds": stats.tool_rounds, "sql_executed": stats.sql_executed,
+            "sql_cache_hits": stats.sql_cache_hits, "llm_ms": stats.llm_ms,
+            "sql_ms": stats.sql_ms, "wall_ms": int((time.perf_counter() - started) * 1000),
+        }
+        row = self.store.finish(job, finish)
+        if row is None:
+            return None
+        logger.info("job %s %s", job.id, row.status)
+        self.events.publish(job.id, row.status, job_to_dict(row))
+        if self.metrics is not None:
+            self.metrics.job_finished(row, stats)
+        return row.status
+
+    def _start_heartbeat(self, job: ClaimedJob) -> Callable[[], None]:
+        stop = threading.Event()
+
+        def beat() -> None:
+            while not stop.wait(self.settings.heartbeat_s):
+                try:
+                    if not self.store.heartbeat(job):
+                        return
+                except Exception:  # a missed beat is retried on the next tick
+                    logger.warning("job %s heartbeat failed", job.id, exc_info=True)
+
+        threading.Thread(target=beat, name=f"heartbeat-{job.id[:8]}", daemon=True).start()
+        return stop.set
+
+
+class _Hooks:
+    """Persists and publishes what the loop reports."""
+
+    def __init__(self, runner: JobRunner, job: ClaimedJob):
+        self.runner = runner
+        self.job = job
+
+    def on_llm_call(self, round_no: int, usage: CallUsage, stop_reason, ms: int) -> None:
+        self.runner.store.record_llm_call(self.job, round_no, usage.as_dict(), stop_reason, ms)
+        data = {k: v for k, v in usage.as_dict().items() if k != "cost_usd"}
+        self.runner.events.publish(self.job.id, "llm_call", {
+            "round": round_no, **data, "cost_usd": float(usage.cost_usd),
+            "stop_reason": stop_reason, "ms": ms})
+        if self.runner.metrics is not None:
+            self.runner.metrics.llm_call(self.job.model, usage)
+
+    def on_tool_call(self, round_no: int, result, cached: bool) -> None:
+        self.runner.store.record_tool_call(self.job, round_no, result, cached)
+        self.runner.events.publish(self.job.id, "tool_call", {
+            "round": round_no, "query_id": None if result.is_error else result.query_id,
+            "sql": result.sql, "rows": result.total_rows, "cached": cached,
+            "ms": round(result.ms, 1), "error": result.error})
+
+    def on_answer_delta(self, text: str) -> None:
+        self.runner.events.publish(self.job.id, "answer_delta", {"text": text})
+
+    def cancel_requested(self) -> bool:
+        return self.runner.store.cancel_requested(self.job.id)

@@ -1,0 +1,96 @@
+"""The cached system prompt and the constant tool definition.
+
+Prompt caching is a byte-for-byte prefix match, so the system prompt carries the
+FULL schema (never a question-dependent subset) and the date as YYYY-MM-DD only
+(never a time): it turns over once per calendar day and per schema change, and is
+identical for every question in between.
+"""
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+
+Schema = Sequence[tuple[str, Sequence[tuple[str, str]]]]
+
+EXECUTE_SQL_TOOL: dict = {
+    "name": "execute_sql",
+    "description": (
+        "Run ONE read-only DuckDB SELECT statement against the analytics database and get "
+        "the result as CSV. The first line is `query_id=<n> rows=<total> shown=<k>`. Results "
+        "over 25 rows show only the first 25 rows, followed by `summary over all <total> rows`: "
+        "count, total, min, max and avg of every numeric column computed over ALL rows. "
+        "Repeating an identical statement returns the earlier result. Errors come back as "
+        "`error: <message>`; fix the statement and try again."
+    ),
+    "input_schema": {
+        "type": "object",
+        "properties": {
+            "sql": {"type": "string", "description": "A single DuckDB SELECT statement."}
+        },
+        "required": ["sql"],
+    },
+}
+
+TEMPLATE = """\
+You are Sunrise, a careful data analyst. You answer questions about the DuckDB \
+analytics database described below by querying it with the `execute_sql` tool, then \
+replying with a JSON answer.
+
+How to work:
+- Query the data for every number you state. Never guess or invent figures.
+- Prefer one aggregate query over many small ones. Let the database do the arithmetic: \
+GROUP BY, COUNT, SUM, AVG, ORDER BY and LIMIT. Only SELECT statements are allowed, one \
+per call.
+- A result over 25 rows shows only its first 25 rows plus a summary over all rows. Use \
+the summary for totals and averages of the whole result; do not add up the visible rows.
+- If a query fails, read the error, correct the SQL and try again.
+- Use only the tables and columns listed in the schema. Quote identifiers that clash \
+with SQL keywords.
+
+How to answer: when you have what you need, reply with ONLY one JSON object and no \
+other text, no Markdown fence:
+{"answerText": "<the answer for the user>", "charts": [<chart>, ...]}
+
+- answerText is plain prose for a business reader: lead with the direct answer, give \
+the key figures from the query results, and keep it short. Place a chart in the text \
+with the token {{chart:N}}, where N is the chart's 0-based position in "charts".
+- A chart plots the rows of ONE query you ran; you never type its numbers:
+  {"type": "bar|line|area|pie|scatter|table", "title": "<title>", "query_id": <the \
+query_id of the result to plot>, "x": "<column>", "y": ["<column>", ...], "series": \
+"<column>" or null}
+  x, y and series must be column names of that result. Use line or area for time, bar \
+for categories, pie only for a few shares of a whole, table for lists. Add a chart when \
+it helps; use "charts": [] when it does not.
+- If the question cannot be answered from this database, say so plainly in answerText \
+and explain what data would be needed.
+
+Example answer:
+{"answerText": "United Airlines flew the most flights (58,665), ahead of JetBlue \
+(54,635). {{chart:0}}", "charts": [{"type": "bar", "title": "Flights by carrier", \
+"query_id": 1, "x": "carrier", "y": ["flights"], "series": null}]}
+
+Database schema (DuckDB):
+{schema}
+
+Today's date: {today}
+"""
+
+
+def render_schema(schema: Schema) -> str:
+    """One ``CREATE TABLE name (col TYPE, ...);`` line per table, in the given order."""
+    return "\n".join(
+        f"CREATE TABLE {table} ({', '.join(f'{col} {typ}' for col, typ in columns)});"
+        for table, columns in schema
+    )
+
+
+def build_system_prompt(schema: Schema, today: dt.date) -> str:
+    """The system prompt text: template + full schema + date. Pure and deterministic."""
+    return TEMPLATE.replace("{schema}", render_schema(schema)).replace(
+        "{today}", today.isoformat()
+    )
+
+
+def system_blocks(prompt: str) -> list[dict]:
+    """The prompt as one system text block marked as an ephemeral cache breakpoint."""
+    return [{"type": "text", "text": prompt, "cache_control": {"type": "ephemeral"}}]

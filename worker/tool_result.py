@@ -1,0 +1,258 @@
+"""The text an ``execute_sql`` tool result carries back to the model.
+
+Format (CSV, one header row, never JSON -- it is re-sent on every later call)::
+
+    query_id=3 rows=10000 shown=25
+    carrier,flights,avg_delay
+    UA,58665,12.1
+    ... (25 data rows in all)
+
+    summary over all 10000 rows
+    column,count,total,min,max,avg
+    flights,10000,336776,1,58665,33.68
+
+Up to ``SHOWN_ROWS`` rows are listed in full and nothing else follows. Above
+that, the first 25 rows are followed by a summary computed by DuckDB over the
+whole result (see ``summary_sql``), so the model never has to add up a
+truncated column. A column is summarised when more than half of all its values
+are numeric; names ending in ``_id``, ``_pk`` or ``_code`` are skipped because
+their sums mean nothing. When no column qualifies only the ``summary over all
+N rows`` line is printed, which still tells the model the true row count.
+
+Value rendering: NULL is empty; integers as written; floats and decimals with
+at most 4 decimals and trailing zeros stripped (``avg`` with 2), except that a
+non-zero magnitude too small to survive the rounding is shown with 4
+significant digits rather than as a misleading ``0``; dates and times ISO 8601;
+booleans ``true``/``false``; nested values as JSON. Cells longer than
+``MAX_CELL_CHARS`` are cut with an ellipsis to protect the context window.
+
+Everything here is pure: no database access, no side effects.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import decimal
+import io
+import json
+import logging
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+SHOWN_ROWS = 25
+MAX_CELL_CHARS = 1000
+SKIP_SUFFIXES = ("_id", "_pk", "_code")
+SUMMARY_HEADER = ("column", "count", "total", "min", "max", "avg")
+
+_NUMERIC_TYPES = frozenset({
+    "TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT",
+    "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT", "UHUGEINT",
+    "FLOAT", "DOUBLE",
+})
+# Summing these in their own type can overflow; DOUBLE is plenty for a summary.
+_SUM_AS_DOUBLE = frozenset({"HUGEINT", "UHUGEINT"})
+_TEXT_TYPES = frozenset({"VARCHAR"})
+_STATS_PER_COLUMN = 5  # count, total, min, max, avg
+
+
+@dataclass(frozen=True)
+class ColumnSummary:
+    """Statistics of one numeric-looking column over the whole result."""
+
+    column: str
+    count: int
+    total: Any
+    min: Any
+    max: Any
+    avg: Any
+
+
+@dataclass(frozen=True)
+class QueryResult:
+    """One executed (or refused) query: the tool-result ``text`` plus chart data.
+
+    ``rows`` holds at most the ``SqlSandbox``'s ``chart_row_limit`` rows; ``total_rows``
+    is the size of the whole result. ``types`` (DuckDB type names, parallel to
+    ``columns``) is an addition to the contract for consumers that need it.
+    """
+
+    query_id: int
+    sql: str
+    columns: list[str]
+    rows: list[tuple]
+    total_rows: int
+    text: str
+    is_error: bool
+    error: str | None
+    ms: float
+    types: list[str] = field(default_factory=list)
+
+    @classmethod
+    def failed(cls, query_id: int, sql: str, message: str, ms: float) -> QueryResult:
+        """Build the error result whose text is ``error: <message>``."""
+        return cls(query_id, sql, [], [], 0, format_error(message), True, message, ms)
+
+
+def format_error(message: str) -> str:
+    """Return the tool-result text for a failed query: ``error: <message>``."""
+    return f"error: {message}"
+
+
+def format_result(
+    query_id: int,
+    columns: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+    total_rows: int,
+    summary: Sequence[ColumnSummary] | None,
+) -> str:
+    """Render a query result as the tool-result text described in the module doc.
+
+    ``rows`` may hold more than ``SHOWN_ROWS`` rows (the sandbox keeps more for
+    charts); only the first 25 are shown. ``summary`` is printed only when
+    ``total_rows`` exceeds 25, and its header only when it is non-empty.
+    """
+    shown = list(rows[:SHOWN_ROWS])
+    buffer = io.StringIO()
+    buffer.write(f"query_id={query_id} rows={total_rows} shown={len(shown)}\n")
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow([_cap(str(name)) for name in columns])
+    for row in shown:
+        writer.writerow([format_value(value) for value in row])
+    if total_rows > SHOWN_ROWS:
+        buffer.write(f"\nsummary over all {total_rows} rows\n")
+        if summary:
+            writer.writerow(SUMMARY_HEADER)
+            for item in summary:
+                writer.writerow([
+                    _cap(item.column),
+                    str(item.count),
+                    format_value(item.total),
+                    format_value(item.min),
+                    format_value(item.max),
+                    format_value(item.avg, decimals=2),
+                ])
+    return buffer.getvalue().rstrip("\n")
+
+
+def format_value(value: Any, *, decimals: int = 4) -> str:
+    """Render one cell for the CSV text (see the module doc for the rules)."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return _format_float(value, decimals)
+    if isinstance(value, decimal.Decimal):
+        return _format_decimal(value, decimals)
+    if isinstance(value, (dt.date, dt.time)):  # datetime is a date
+        return value.isoformat()
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return _cap("\\x" + bytes(value).hex())
+    if isinstance(value, (list, tuple, dict)):
+        return _cap(json.dumps(value, default=str, ensure_ascii=False))
+    return _cap(str(value))
+
+
+def summary_candidates(columns: Sequence[str], types: Sequence[str]) -> list[tuple[int, str, str]]:
+    """Return ``(index, name, type)`` of columns that may be summarised.
+
+    Numeric types and VARCHAR qualify by type (whether more than half of the
+    values are numeric is only known after ``summary_sql`` has run); BOOLEAN,
+    temporal and nested types never do, nor names ending in ``SKIP_SUFFIXES``.
+    """
+    picked = []
+    for index, (name, type_name) in enumerate(zip(columns, types, strict=True)):
+        base = _base_type(type_name)
+        if str(name).lower().endswith(SKIP_SUFFIXES):
+            continue
+        if base in _NUMERIC_TYPES or base == "DECIMAL" or base in _TEXT_TYPES:
+            picked.append((index, str(name), base))
+    return picked
+
+
+def summary_sql(inner_sql: str, columns: Sequence[str], types: Sequence[str]) -> str:
+    """Return one DuckDB query computing the row count and per-column stats.
+
+    ``inner_sql`` must already have passed ``sql_guard`` (one SELECT, no
+    trailing ``;`` or comment). Its columns are renamed positionally
+    (``c0, c1, ...``) so duplicate or odd names cannot break the query. The
+    result is a single row: ``count(*)`` then, per candidate column, the count
+    of numeric values, their sum, min, max and average; VARCHAR columns are
+    measured through ``TRY_CAST(... AS DOUBLE)``. Decode it with ``read_summary``.
+    """
+    aliases = ", ".join(f"c{index}" for index in range(len(columns)))
+    select = ["count(*)"]
+    for index, _name, base in summary_candidates(columns, types):
+        expr = f"TRY_CAST(c{index} AS DOUBLE)" if base in _TEXT_TYPES else f"c{index}"
+        total = f"sum(CAST({expr} AS DOUBLE))" if base in _SUM_AS_DOUBLE else f"sum({expr})"
+        select += [f"count({expr})", total, f"min({expr})", f"max({expr})", f"avg({expr})"]
+    # The newlines keep a trailing line comment in inner_sql from eating the ")".
+    return f"SELECT {', '.join(select)}\nFROM (\n{inner_sql}\n) AS t({aliases})"
+
+
+def read_summary(
+    columns: Sequence[str], types: Sequence[str], row: Sequence[Any]
+) -> tuple[int, list[ColumnSummary]]:
+    """Decode the single row of ``summary_sql`` into ``(total_rows, summaries)``.
+
+    Only columns where more than half of all values are numeric are returned,
+    in result-column order.
+    """
+    total_rows = int(row[0])
+    summaries = []
+    for position, (_index, name, _base) in enumerate(summary_candidates(columns, types)):
+        start = 1 + position * _STATS_PER_COLUMN
+        count, total, low, high, avg = row[start:start + _STATS_PER_COLUMN]
+        if count and count * 2 > total_rows:
+            summaries.append(ColumnSummary(name, int(count), total, low, high, avg))
+    return total_rows, summaries
+
+
+def _base_type(type_name: str) -> str:
+    """``'DECIMAL(18,3)'`` -> ``'DECIMAL'``; other names upper-cased as they are."""
+    return str(type_name).split("(", 1)[0].strip().upper()
+
+
+def _format_float(value: float, decimals: int) -> str:
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "Infinity" if value > 0 else "-Infinity"
+    magnitude = abs(value)
+    if magnitude >= 1e16:
+        return f"{value:.6g}"
+    if 0 < magnitude < 0.5 * 10 ** -decimals:
+        return f"{value:.4g}"
+    return _strip_zeros(f"{value:.{decimals}f}")
+
+
+def _format_decimal(value: decimal.Decimal, decimals: int) -> str:
+    if not value.is_finite():
+        return _format_float(float(value), decimals)
+    try:
+        rounded = value.quantize(decimal.Decimal(1).scaleb(-decimals), rounding=decimal.ROUND_HALF_EVEN)
+    except decimal.InvalidOperation:
+        # More digits than the context holds: a float rendering is close enough.
+        return _format_float(float(value), decimals)
+    if rounded == 0 and value != 0:
+        return f"{float(value):.4g}"
+    return _strip_zeros(f"{rounded:f}")
+
+
+def _strip_zeros(text: str) -> str:
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return "0" if text in ("-0", "") else text
+
+
+def _cap(text: str) -> str:
+    if len(text) > MAX_CELL_CHARS:
+        return text[:MAX_CELL_CHARS] + "…"
+    return text
