@@ -18,7 +18,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 VAR_DIR = PROJECT_ROOT / "var"
 
-DEFAULT_MODEL = "claude-sonnet-4-5"
+DEFAULT_MODEL = "claude-sonnet-5-5"
 
 
 class ModelPrice(BaseModel):
@@ -36,8 +36,13 @@ class ModelPrice(BaseModel):
         return self.cache_read if self.cache_read is not None else self.input * Decimal("0.1")
 
 
+# List prices per million tokens; override with SUNRISE_PRICES (JSON) when they change.
 DEFAULT_PRICES: dict[str, ModelPrice] = {
+    "claude-sonnet-5-5": ModelPrice(input=Decimal(3), output=Decimal(15)),
+    "claude-sonnet-5": ModelPrice(input=Decimal(3), output=Decimal(15)),
+    "claude-sonnet-4-6": ModelPrice(input=Decimal(3), output=Decimal(15)),
     "claude-sonnet-4-5": ModelPrice(input=Decimal(3), output=Decimal(15)),
+    "claude-opus-4-5": ModelPrice(input=Decimal(5), output=Decimal(25)),
     "claude-sonnet-4": ModelPrice(input=Decimal(3), output=Decimal(15)),
     "claude-opus-4-1": ModelPrice(input=Decimal(15), output=Decimal(75)),
     "claude-haiku-4-5": ModelPrice(input=Decimal(1), output=Decimal(5)),

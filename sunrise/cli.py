@@ -30,9 +30,9 @@ def main(log_level: str) -> None:
 @click.option("--workers", default=2, show_default=True, type=int)
 def api(host: str, port: int, workers: int) -> None:
     """Serve the HTTP API with gunicorn (gevent workers: SSE and long-polls are cheap)."""
-    argv = ["gunicorn", "--config", "python:api.gunicorn_conf", "--bind", f"{host}:{port}",
-            "--workers", str(workers), "api.wsgi:app"]
-    os.execvp(argv[0], argv)
+    argv = [sys.executable, "-m", "gunicorn", "--config", "python:api.gunicorn_conf",
+            "--bind", f"{host}:{port}", "--workers", str(workers), "api.wsgi:app"]
+    os.execv(argv[0], argv)
 
 
 @main.command()

@@ -1,10 +1,14 @@
 """Human-friendly terminal output for the CLI (rich)."""
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
+
+
+CHART_TOKEN = re.compile(r"\{\{chart:(\d+)\}\}")
 
 
 class ProgressPrinter:
@@ -33,7 +37,13 @@ def print_job(job: dict[str, Any], console: Console | None = None) -> None:
         console.print(f"[red]{job['status']}[/red]: {err.get('code')}: {err.get('message')}")
         return
     result = job["result"]
-    console.print(result["answer_text"])
+    charts = result["charts"]
+
+    def label(match: re.Match) -> str:
+        n = int(match.group(1))
+        return f"[chart {n}: {charts[n]['title']}]" if n < len(charts) else ""
+
+    console.print(CHART_TOKEN.sub(label, result["answer_text"]), markup=False)
     for i, chart in enumerate(result["charts"]):
         table = Table(title=f"chart {i}: {chart['title']} ({chart['type']})")
         for col in chart["columns"]:

@@ -18,7 +18,7 @@ import httpx
 import redis
 from rich.console import Console
 
-from shared.config import Settings
+from shared.config import VAR_DIR, Settings
 
 QUESTION = "How many flights did each carrier fly?"
 console = Console()
@@ -40,13 +40,22 @@ def _wait_http(url: str, seconds: float) -> None:
     raise RuntimeError(f"{url} did not answer within {seconds} s")
 
 
+LOG_DIR = VAR_DIR / "demo-logs"
+
+
 @contextlib.contextmanager
 def _process(argv: list[str], env: dict[str, str], name: str) -> Iterator[subprocess.Popen]:
-    proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            text=True)
+    LOG_DIR.mkdir(parents=True, exist_ok=True)
+    log = open(LOG_DIR / f"{name}.log", "w")  # noqa: SIM115 - closed below
+    proc = subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT)
     try:
         yield proc
+    except Exception:
+        console.print(f"[red]{name} log ({LOG_DIR / f'{name}.log'}):[/red]")
+        console.print((LOG_DIR / f"{name}.log").read_text()[-3000:])
+        raise
     finally:
+        log.close()
         proc.terminate()
         try:
             proc.wait(timeout=15)

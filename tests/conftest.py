@@ -17,8 +17,10 @@ import redis
 from shared.config import Settings
 
 MARIADB = dict(host="127.0.0.1", port=3306, user="root", password="")
-TEST_DB = os.environ.get("SUNRISE_TEST_DB_NAME", "sunrise_test")
-REDIS_URL = os.environ.get("SUNRISE_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
+# Each test session gets its own MariaDB database and Redis database number, so that
+# concurrent runs on one machine (developers, CI) never consume each other's jobs.
+TEST_DB = f"sunrise_test_{os.getpid()}"
+REDIS_HOST = "redis://127.0.0.1:6379"
 SAMPLE_CACHE = Path(__file__).resolve().parent.parent / "var" / "test-sample.duckdb"
 
 
@@ -28,9 +30,9 @@ def _require_services() -> None:
     except Exception as exc:  # fail, never skip
         pytest.exit(f"MariaDB is not reachable at 127.0.0.1:3306 ({exc}); start it", returncode=3)
     try:
-        redis.Redis.from_url(REDIS_URL, socket_connect_timeout=3).ping()
+        redis.Redis.from_url(REDIS_HOST, socket_connect_timeout=3).ping()
     except Exception as exc:
-        pytest.exit(f"Redis is not reachable at {REDIS_URL} ({exc}); start it", returncode=3)
+        pytest.exit(f"Redis is not reachable at {REDIS_HOST} ({exc}); start it", returncode=3)
 
 
 @pytest.fixture(scope="session")
@@ -45,14 +47,32 @@ def database_url() -> str:
     from shared.migrate import upgrade
 
     upgrade(url)
-    return url
+    yield url
+    from shared.db import engine_for
+
+    engine_for(url).dispose()
+    conn = pymysql.connect(**MARIADB, autocommit=True)
+    with conn.cursor() as cur:
+        cur.execute(f"DROP DATABASE IF EXISTS `{TEST_DB}`")
+    conn.close()
 
 
 @pytest.fixture(scope="session")
-def redis_url() -> str:
+def redis_url() -> Iterator[str]:
+    """A Redis database number (1-15) leased to this session alone."""
     _require_services()
-    redis.Redis.from_url(REDIS_URL).flushdb()
-    return REDIS_URL
+    lease_holder = redis.Redis.from_url(f"{REDIS_HOST}/0")
+    for number in range(1, 16):
+        lease = f"sunrise:test-db-lease:{number}"
+        if lease_holder.set(lease, os.getpid(), nx=True, ex=4 * 3600):
+            break
+    else:
+        pytest.exit("all Redis test databases 1-15 are leased by other test runs", returncode=3)
+    url = f"{REDIS_HOST}/{number}"
+    redis.Redis.from_url(url).flushdb()
+    yield url
+    redis.Redis.from_url(url).flushdb()
+    lease_holder.delete(lease)
 
 
 @pytest.fixture(scope="session")

@@ -12,6 +12,8 @@ from shared.config import Settings
 from shared.db import session_factory
 from shared.errors import JobCancelled, JobFailure
 from shared.job_view import job_to_dict
+from shared.logging_setup import log_context, set_log_field
+from shared.models import Job
 from worker.agent_loop import AgentLoop, LoopStats
 from worker.history import load_history
 from worker.job_store import ClaimedJob, Finish, JobStore
@@ -44,6 +46,7 @@ class JobRunner:
         sandbox=None,
         today: Callable[[], dt.date] = dt.date.today,
         metrics=None,
+        after_finish: list[Callable[[Job], None]] | None = None,
     ):
         self.settings = settings
         self.store = JobStore(session_factory(settings.database_url),
@@ -57,12 +60,18 @@ class JobRunner:
         )
         self.today = today
         self.metrics = metrics
+        # Called with the finished job row after its terminal event (e.g. batch progress).
+        self.after_finish = list(after_finish or [])
 
     def system_prompt(self) -> str:
         return build_system_prompt(self.sandbox.describe_schema(), self.today())
 
     def run(self, job_id: str) -> str | None:
         """Run ``job_id`` if it can be claimed. Returns the final status, or None if not ours."""
+        with log_context(job_id=job_id):
+            return self._run(job_id)
+
+    def _run(self, job_id: str) -> str | None:
         job = self.store.claim(job_id)
         if job is None:
             logger.info("job %s not claimable (finished, cancelled or running elsewhere)", job_id)
@@ -71,6 +80,7 @@ class JobRunner:
             return self._finish(job, Finish("failed", error_code="too_many_attempts",
                                             error_message="The job was interrupted too many times."),
                                 LoopStats(), time.perf_counter())
+        set_log_field("tenant", job.tenant_id)
         logger.info("job %s started (attempt %s)", job.id, job.attempt)
         self.events.publish(job.id, "started", {"attempt": job.attempt})
         started = time.perf_counter()
@@ -117,6 +127,11 @@ class JobRunner:
         self.events.publish(job.id, row.status, job_to_dict(row))
         if self.metrics is not None:
             self.metrics.job_finished(row, stats)
+        for callback in self.after_finish:
+            try:
+                callback(row)
+            except Exception:
+                logger.exception("job %s: after-finish callback %r failed", job.id, callback)
         return row.status
 
     def _start_heartbeat(self, job: ClaimedJob) -> Callable[[], None]:
@@ -142,6 +157,7 @@ class _Hooks:
         self.job = job
 
     def on_llm_call(self, round_no: int, usage: CallUsage, stop_reason, ms: int) -> None:
+        set_log_field("round", round_no)
         self.runner.store.record_llm_call(self.job, round_no, usage.as_dict(), stop_reason, ms)
         data = {k: v for k, v in usage.as_dict().items() if k != "cost_usd"}
         self.runner.events.publish(self.job.id, "llm_call", {

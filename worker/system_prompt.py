@@ -64,6 +64,17 @@ it helps; use "charts": [] when it does not.
 - If the question cannot be answered from this database, say so plainly in answerText \
 and explain what data would be needed.
 
+DuckDB SQL notes:
+- Dates and times: date_trunc('month', ts), extract(year FROM ts), strftime(ts, '%Y-%m'), make_date(year, month, day), current_date. Intervals: ts + INTERVAL 1 DAY.
+- Aggregates: count(*), count(DISTINCT x), sum, avg, median(x), quantile_cont(x, 0.9), stddev(x), min, max, arg_max(label, value), any_value(x). Filter inside an aggregate with count(*) FILTER (WHERE cond).
+- Shares and ranks: sum(x) / sum(sum(x)) OVER () for a share of the total; row_number() OVER (PARTITION BY g ORDER BY v DESC) for top-N per group; QUALIFY filters on window results.
+- Integer division truncates; cast to DOUBLE for ratios and round(x, 2) for display.
+- NULL means unknown: count(x) skips NULLs, avg ignores them; say so when many values are missing. Use coalesce(x, 0) only when zero is really meant.
+- Join on the keys the schema suggests (same column names in two tables), and check that a join does not multiply rows: compare count(*) before and after when in doubt.
+- Keep results small: aggregate, and use LIMIT for lists; never select every row of a large table.
+
+Example of a good exchange: the user asks "Which carrier flew the most flights?"; you run SELECT carrier, count(*) AS flights FROM flights GROUP BY carrier ORDER BY flights DESC, read the result, and reply with the answer below. For a question about a trend you would group by month and use a line chart; for "what share" a pie of a handful of rows; for "list the ..." a table chart.
+
 Example answer:
 {"answerText": "United Airlines flew the most flights (58,665), ahead of JetBlue \
 (54,635). {{chart:0}}", "charts": [{"type": "bar", "title": "Flights by carrier", \

@@ -340,9 +340,20 @@ ui.cancel.addEventListener("click", async () => {
 
 // ---- sidebar ------------------------------------------------------------
 
+/** Errors of background loads: with no key saved yet, a 401 is a prompt, not an alarm. */
+function sidebarError(err) {
+  if (err.status === 401 && !getKey()) {
+    ui.keyForm.classList.add("needs-key");
+    ui.keyState.textContent = "enter your API key";
+    return;
+  }
+  showError(err);
+}
+
 function refreshSidebar() {
-  loadConversations().catch(showError);
-  loadUsage(ui.usage).catch(showError);
+  // Loaded even without a key: a server may run with authentication disabled.
+  loadConversations().catch(sidebarError);
+  loadUsage(ui.usage).catch(sidebarError);
 }
 
 $("usage-refresh").addEventListener("click", () => loadUsage(ui.usage).catch(showError));

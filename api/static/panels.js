@@ -20,9 +20,20 @@ function stat(label, value, testid) {
     el("div", { class: "stat-value" }, value), el("div", { class: "stat-label" }, label));
 }
 
-/** Fetch `GET /v1/usage?group_by=day` and render totals and a per-day table into `root`. */
+/**
+ * Fetch `GET /v1/usage?group_by=day` and render totals and a per-day table into `root`.
+ * A server without the usage endpoint (404) gets a note, not an error; other errors throw.
+ */
 export async function loadUsage(root) {
-  const data = await api("/v1/usage?group_by=day");
+  let data;
+  try {
+    data = await api("/v1/usage?group_by=day");
+  } catch (err) {
+    if (err.status !== 404) throw err;
+    root.replaceChildren(el("p", { class: "muted", "data-testid": "usage-unavailable" },
+      "Usage reporting is not available on this server."));
+    return;
+  }
   const totals = data.totals || {};
   const items = [...(data.items || [])].sort((a, b) => String(b.key).localeCompare(String(a.key)));
   const grid = el("div", { class: "stats" },

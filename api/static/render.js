@@ -129,6 +129,9 @@ async function drawChart(target, chart) {
   }
 }
 
+/** Whether vega-embed will draw the chart with its own title (a caption would repeat it). */
+const titledByVega = (chart) => chart.type !== "table" && Boolean(chart.vega_lite && chart.vega_lite.title);
+
 function chartFigure(chart, index, sqlFor, pending) {
   const target = el("div", { class: "chart", "data-testid": "chart", "data-chart-type": chart.type });
   const sqlBox = el("pre", { class: "chart-sql", "data-testid": "chart-sql", hidden: true });
@@ -153,7 +156,7 @@ function chartFigure(chart, index, sqlFor, pending) {
   return el(
     "figure",
     { class: "chart-block", "data-chart-index": index },
-    chart.title ? el("figcaption", {}, chart.title) : null,
+    chart.title && !titledByVega(chart) ? el("figcaption", {}, chart.title) : null,
     target,
     // A table chart already shows its data.
     el("div", { class: "chart-tools" }, sqlButton, chart.type === "table" ? null : dataButton,

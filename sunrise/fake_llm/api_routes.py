@@ -16,7 +16,7 @@ import asyncio
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
@@ -58,6 +58,10 @@ def _logged(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
         except ApiError as error:
             state.log.record(request, body, error.status, error=error.error_type, **outcome)
             raise
+        except ClientDisconnect:
+            # The client gave up while sending its request; nobody reads an answer.
+            state.log.record(request, body, CLIENT_CLOSED, **outcome)
+            return Response(status_code=CLIENT_CLOSED)
         state.log.record(request, body, response.status_code, **outcome)
         return response
 

@@ -78,8 +78,8 @@ def _is_table_word(word: str, table: Table) -> bool:
     return _singular(word) == _singular(table.short_name)
 
 
-def _column(words: list[str], table: Table, numeric: bool = False) -> Column | None:
-    """The column named by `words` (one or two words), trying the pair first."""
+def _candidates(words: list[str]) -> list[str]:
+    """Column names `words` (one or two words) may mean, the pair's readings first."""
     candidates = []
     if len(words) > 1:
         pair = f"{words[0]} {words[1]}"
@@ -87,11 +87,20 @@ def _column(words: list[str], table: Table, numeric: bool = False) -> Column | N
         candidates += SYNONYMS.get(_singular(pair), [])
     if words:
         candidates += [words[0], _singular(words[0])] + SYNONYMS.get(_singular(words[0]), [])
+    return candidates
+
+
+def _resolve(candidates: list[str], table: Table, numeric: bool = False) -> Column | None:
     for name in candidates:
         column = table.column(name)
         if column and (column.numeric or not numeric):
             return column
     return None
+
+
+def _column(words: list[str], table: Table, numeric: bool = False) -> Column | None:
+    """The column of `table` named by `words` (one or two words), trying the pair first."""
+    return _resolve(_candidates(words), table, numeric)
 
 
 def _dimension_words(question: str) -> set[str]:
@@ -105,15 +114,19 @@ def _pick_table(question: str, schema: Schema) -> Table | None:
     # A table named where a dimension goes ("top 3 busiest airports") is what
     # rows are grouped by, not what is counted, so it does not select the table.
     words = question.split()
-    subject_words = [word for word in words if word not in _dimension_words(question)]
+    dimension_words = _dimension_words(question)
+    subject_words = {_singular(word) for word in words if word not in dimension_words}
+    readings = [_candidates(words[i : i + 2]) for i in range(len(words))]
 
     def score(table: Table) -> tuple[int, int]:
-        named = 3 if any(_is_table_word(word, table) for word in subject_words) else 0
-        mentioned = {c.name for i in range(len(words)) if (c := _column(words[i : i + 2], table))}
+        named = 3 if _singular(table.short_name) in subject_words else 0
+        mentioned = {c.name for names in readings if (c := _resolve(names, table))}
         return named + len(mentioned), len(table.columns)
 
-    best = max(schema.tables, key=score, default=None)
-    return best if best is not None and score(best)[0] > 0 else None
+    scored = [(score(table), index, table) for index, table in enumerate(schema.tables)]
+    # Highest score, then the widest table, then the one declared first.
+    best = max(scored, key=lambda item: (item[0], -item[1]), default=None)
+    return best[2] if best is not None and best[0][0] > 0 else None
 
 
 def _measure(question: str, table: Table) -> tuple[str, Column] | None:

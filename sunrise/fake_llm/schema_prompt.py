@@ -9,7 +9,7 @@ lines; types may carry parentheses such as `DECIMAL(10,2)`), and a line
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 _CREATE = re.compile(
     r"CREATE\s+TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?([\w.\"]+)\s*\((.*?)\)\s*;",
@@ -43,15 +43,19 @@ class Column:
 class Table:
     name: str
     columns: tuple[Column, ...]
+    _by_name: dict[str, Column] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_by_name", {c.name.lower(): c for c in reversed(self.columns)})
 
     @property
     def short_name(self) -> str:
         """The name without schema qualifier or quotes, for matching words."""
         return self.name.split(".")[-1].strip('"').lower()
 
-    def column(self, name: str) -> Column | None:
-        lowered = name.lower()
-        return next((c for c in self.columns if c.name.lower() == lowered), None)
+    def column(self, lowercase_name: str) -> Column | None:
+        """The column with this name, compared case-insensitively (pass it lowercased)."""
+        return self._by_name.get(lowercase_name)
 
 
 @dataclass(frozen=True)
@@ -61,6 +65,8 @@ class Schema:
 
 
 def _split_top_level(body: str) -> list[str]:
+    if "(" not in body:
+        return [part.strip() for part in body.split(",") if part.strip()]
     parts, depth, start = [], 0, 0
     for i, char in enumerate(body):
         if char == "(":
@@ -75,10 +81,17 @@ def _split_top_level(body: str) -> list[str]:
 
 
 def _column(definition: str) -> Column | None:
-    match = re.match(r'\s*("[^"]+"|\w+)\s+(.+)', definition, re.DOTALL)
-    if not match or match.group(1).lower() in _CONSTRAINTS:
-        return None
-    return Column(match.group(1).strip('"'), " ".join(match.group(2).split()))
+    if definition.startswith('"'):
+        end = definition.find('"', 1)
+        name, rest = definition[1:end], definition[end + 1 :]
+        if end < 0 or not rest.strip():
+            return None
+    else:
+        parts = definition.split(None, 1)
+        if len(parts) < 2 or parts[0].lower() in _CONSTRAINTS:
+            return None
+        name, rest = parts
+    return Column(name, " ".join(rest.split()))
 
 
 def parse_schema(system_text: str) -> Schema:

@@ -29,6 +29,9 @@ def _uvicorn_config(app: ASGIApp, host: str, port: int) -> uvicorn.Config:
         log_level="warning",
         access_log=False,
         lifespan="off",
+        # Longer than client pools keep idle connections (httpx: 5 s), so a client
+        # never reuses a connection the server is closing at that very moment.
+        timeout_keep_alive=30,
         # A hung request must not hold shutdown hostage.
         timeout_graceful_shutdown=1,
     )

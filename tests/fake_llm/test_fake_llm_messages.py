@@ -78,7 +78,7 @@ def test_stream_wire_format_is_event_data_blank_line(server, add_scenario):
 
 
 def test_bearer_token_is_accepted_and_missing_auth_is_401(server, make_client):
-    bearer = anthropic.Anthropic(base_url=server.base_url, api_key=None, auth_token="tok", max_retries=0)
+    bearer = make_client(api_key=None, auth_token="tok")
     assert bearer.messages.create(
         model=MODEL, max_tokens=50, messages=[{"role": "user", "content": "hi"}]
     ).content
@@ -104,11 +104,10 @@ def test_bearer_token_is_accepted_and_missing_auth_is_401(server, make_client):
         ({"messages": [{"role": "user", "content": "a"}, {"role": "user", "content": "b"}]}, "alternate"),
     ],
 )
-def test_invalid_requests_are_400_invalid_request_error(server, patch, fragment):
+def test_invalid_requests_are_400_invalid_request_error(client, patch, fragment):
     body = {"model": MODEL, "max_tokens": 10, "messages": [{"role": "user", "content": "hi"}]}
     body.update(patch)
     body = {key: value for key, value in body.items() if value is not None}
-    client = anthropic.Anthropic(base_url=server.base_url, api_key="k", max_retries=0)
     with pytest.raises(anthropic.BadRequestError) as caught:
         client.post("/v1/messages", body=body, cast_to=object)
     assert caught.value.type == "invalid_request_error"

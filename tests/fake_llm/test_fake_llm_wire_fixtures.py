@@ -40,25 +40,28 @@ def fixture_server():
 
 def _sdk_stream(base_url: str, headers: dict | None = None, **request) -> tuple[list[str], object]:
     """Event types from `client.messages.stream(...)` and its final Message."""
-    client = anthropic.Anthropic(base_url=base_url, api_key="test", max_retries=0)
     request.setdefault("model", MODEL)
     request.setdefault("max_tokens", 256)
     request.setdefault("messages", [{"role": "user", "content": "hi"}])
-    with client.messages.stream(extra_headers=headers or {}, **request) as stream:
+    with (
+        anthropic.Anthropic(base_url=base_url, api_key="test", max_retries=0) as client,
+        client.messages.stream(extra_headers=headers or {}, **request) as stream,
+    ):
         events = list(stream)
         return [e.type for e in events], stream.get_final_message()
 
 
 def _raw_event_types(base_url: str, headers: dict | None = None, **request) -> list[str]:
     """SSE event names as the SDK's low-level stream yields them, consecutive repeats collapsed."""
-    client = anthropic.Anthropic(base_url=base_url, api_key="test", max_retries=0)
     request.setdefault("model", MODEL)
     request.setdefault("max_tokens", 256)
     request.setdefault("messages", [{"role": "user", "content": "hi"}])
-    response = client.messages.with_streaming_response.create(
-        stream=True, extra_headers=headers or {}, **request
-    )
-    with response as streamed:
+    with (
+        anthropic.Anthropic(base_url=base_url, api_key="test", max_retries=0) as client,
+        client.messages.with_streaming_response.create(
+            stream=True, extra_headers=headers or {}, **request
+        ) as streamed,
+    ):
         names = [sse.event for sse in anthropic.Stream.raw_events(streamed.http_response)]
     return [name for name, _ in groupby(names)]
 

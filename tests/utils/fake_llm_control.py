@@ -39,9 +39,12 @@ class FakeLlmControl:
     def log(self) -> list[dict[str, Any]]:
         resp = self.http.get("/_control/log")
         resp.raise_for_status()
-        body = resp.json()
-        return body["requests"] if isinstance(body, dict) else body
+        return resp.json()["entries"]
 
     def message_requests(self) -> list[dict[str, Any]]:
         """The JSON bodies of every POST /v1/messages received, in order."""
         return [r["body"] for r in self.log() if r.get("path") == "/v1/messages"]
+
+    def message_entries(self) -> list[dict[str, Any]]:
+        """Whole log entries (body, status, usage returned) of POST /v1/messages."""
+        return [r for r in self.log() if r.get("path") == "/v1/messages"]

@@ -1,0 +1,140 @@
+"""Prometheus metrics that a worker process moves as its jobs run (names prefixed ``sunrise_``).
+
+A ``Metrics`` object owns its metric families in one registry. Workers build one per
+process with :func:`get_metrics` (the default registry) and serve it on their own
+port (``worker/metrics_server.py``); the API's ``/metrics`` adds the fleet-wide
+figures read at scrape time (``api/fleet_metrics.py``). No label carries a tenant:
+cardinality stays bounded and one tenant's traffic never shows in a shared scrape.
+
+Recording never raises: a metrics bug must not fail a job, so errors are logged.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import logging
+import threading
+
+from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram
+
+logger = logging.getLogger(__name__)
+
+# Seconds: from sub-second cached answers to the 300 s job deadline and beyond.
+LATENCY_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2, 3, 5, 8, 13, 20, 30, 60, 120, 300, 600)
+ROUND_BUCKETS = (0, 1, 2, 3, 4, 5, 6, 8, 10, 12)
+TERMINAL = ("succeeded", "failed", "cancelled")
+PARSE_PATHS = ("direct", "fenced", "anchored", "raw", "truncated")
+# Prometheus label value -> CallUsage attribute.
+TOKEN_KINDS = {
+    "input": "input_tokens",
+    "output": "output_tokens",
+    "cache_read": "cache_read_tokens",
+    "cache_write": "cache_creation_tokens",
+}
+
+
+class Metrics:
+    """The worker-side metric families, registered in ``registry``.
+
+    Raises ``ValueError`` (from prometheus-client) if ``registry`` already holds them:
+    build one per registry (tests pass a fresh ``CollectorRegistry``).
+    """
+
+    def __init__(self, registry: CollectorRegistry = REGISTRY):
+        self.registry = registry
+        r = {"registry": registry}
+        self.jobs_finished = Counter(
+            "sunrise_jobs_finished", "Jobs a worker brought to a terminal status.", ["status"], **r)
+        self.job_errors = Counter(
+            "sunrise_job_errors", "Failed or cancelled jobs by error code.", ["code"], **r)
+        self.queue_wait = _seconds("sunrise_job_queue_wait_seconds",
+                                   "From submission to a worker first starting the job.", r)
+        self.llm_time = _seconds("sunrise_job_llm_seconds",
+                                 "Time one job spent in LLM calls, summed over its calls.", r)
+        self.sql_time = _seconds("sunrise_job_sql_seconds",
+                                 "Time one job spent running SQL, summed over its queries.", r)
+        self.run_time = _seconds("sunrise_job_run_seconds",
+                                 "Time a worker spent running the job (its wall_ms).", r)
+        self.total_time = _seconds("sunrise_job_total_seconds",
+                                   "From submission to the terminal status.", r)
+        self.tool_rounds = Histogram(
+            "sunrise_job_tool_rounds", "SQL tool rounds per finished job.",
+            buckets=ROUND_BUCKETS, **r)
+        self.parse_paths = Counter(
+            "sunrise_answer_parse_path", "How the final answer JSON was recovered.", ["path"], **r)
+        self.sql_queries = Counter(
+            "sunrise_sql_queries", "SQL statements executed against DuckDB.", **r)
+        self.sql_cache_hits = Counter(
+            "sunrise_sql_cache_hits", "Repeated SQL answered from the per-job cache.", **r)
+        self.llm_calls = Counter("sunrise_llm_calls", "Messages API calls.", ["model"], **r)
+        self.llm_tokens = Counter(
+            "sunrise_llm_tokens",
+            "Tokens by kind: input (uncached), output, cache_read, cache_write.",
+            ["model", "kind"], **r)
+        self.llm_cost = Counter("sunrise_llm_cost_usd", "LLM cost in US dollars.", ["model"], **r)
+        self.cache_hit_ratio = Gauge(
+            "sunrise_prompt_cache_hit_ratio",
+            "Share of prompt tokens read from the prompt cache since this process started: "
+            "cache_read / (input + cache_read + cache_write).", **r)
+        for status in TERMINAL:  # present from the start, so rate() works at once
+            self.jobs_finished.labels(status)
+        for path in PARSE_PATHS:
+            self.parse_paths.labels(path)
+        self._lock = threading.Lock()
+        self._prompt_tokens = 0
+        self._cached_tokens = 0
+
+    def job_finished(self, job, stats) -> None:
+        """Count a finished job row and observe its latencies, rounds and SQL figures.
+
+        ``job`` is the ``shared.models.Job`` row as written; ``stats`` the loop's
+        ``LoopStats``. Never raises.
+        """
+        try:
+            self.jobs_finished.labels(job.status).inc()
+            if job.error_code:
+                self.job_errors.labels(job.error_code).inc()
+            if job.parse_path:
+                self.parse_paths.labels(job.parse_path).inc()
+            _observe_between(self.queue_wait, job.created_at, job.started_at)
+            _observe_between(self.total_time, job.created_at, job.finished_at)
+            self.run_time.observe((job.wall_ms or 0) / 1000)
+            self.llm_time.observe(stats.llm_ms / 1000)
+            self.sql_time.observe(stats.sql_ms / 1000)
+            self.tool_rounds.observe(stats.tool_rounds)
+            self.sql_queries.inc(stats.sql_executed)
+            self.sql_cache_hits.inc(stats.sql_cache_hits)
+        except Exception:
+            logger.exception("could not record metrics of job %s", getattr(job, "id", "?"))
+
+    def llm_call(self, model: str, usage) -> None:
+        """Count one LLM call: its tokens by kind, its cost, the cache hit ratio. Never raises."""
+        try:
+            self.llm_calls.labels(model).inc()
+            for kind, attr in TOKEN_KINDS.items():
+                self.llm_tokens.labels(model, kind).inc(getattr(usage, attr))
+            self.llm_cost.labels(model).inc(float(usage.cost_usd))
+            prompt = usage.input_tokens + usage.cache_read_tokens + usage.cache_creation_tokens
+            with self._lock:
+                self._prompt_tokens += prompt
+                self._cached_tokens += usage.cache_read_tokens
+                if self._prompt_tokens:
+                    self.cache_hit_ratio.set(self._cached_tokens / self._prompt_tokens)
+        except Exception:
+            logger.exception("could not record metrics of an LLM call to %s", model)
+
+
+@functools.cache
+def get_metrics() -> Metrics:
+    """The process-wide ``Metrics`` in prometheus-client's default registry."""
+    return Metrics(REGISTRY)
+
+
+def _seconds(name: str, doc: str, registry_kw: dict) -> Histogram:
+    return Histogram(name, doc, buckets=LATENCY_BUCKETS, **registry_kw)
+
+
+def _observe_between(histogram: Histogram, start: dt.datetime | None,
+                     end: dt.datetime | None) -> None:
+    if start is not None and end is not None:
+        histogram.observe(max(0.0, (end - start).total_seconds()))

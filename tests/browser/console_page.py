@@ -1,0 +1,54 @@
+"""A page object for the web console: the few gestures tests make, with bounded waits.
+
+The console is served with a strict CSP (no eval), so every wait here is a locator wait,
+never ``wait_for_function`` with a string.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# Vega's SVG renderer draws each mark group as <g class="mark-<type> role-mark">
+# holding one <path>/<rect>/<line>... per datum.
+CHART_MARKS = ".chart svg g.role-mark > *"
+
+
+@dataclass
+class ConsolePage:
+    page: object
+    base_url: str
+
+    def open(self, key: str | None = None) -> "ConsolePage":
+        """Load ``GET /`` and, when given, save ``key`` through the key form."""
+        self.page.goto(f"{self.base_url}/")
+        self.page.locator("#ask").wait_for()
+        if key is not None:
+            self.save_key(key)
+        return self
+
+    def save_key(self, key: str) -> None:
+        self.page.fill("#api-key", key)
+        self.page.click("#save-key")
+        self.page.locator("#key-state", has_text="key saved").wait_for()
+
+    def ask(self, question: str) -> None:
+        """Type and send a question; returns once the job is accepted (Cancel shows)."""
+        self.page.fill("#question", question)
+        self.page.click("#ask")
+
+    def wait_for_answer(self, index: int = 0):
+        """Wait until the current answer has a chart with drawn marks; returns the answer."""
+        answer = self.page.locator("#answer")
+        answer.locator(CHART_MARKS).first.wait_for()
+        self.page.locator("#job-status.succeeded").wait_for()
+        return answer
+
+    def wait_for_status(self, status: str) -> None:
+        self.page.locator(f"#job-status.{status}").wait_for()
+
+    def error_text(self) -> str:
+        banner = self.page.locator("#error")
+        banner.wait_for(state="visible")
+        return banner.inner_text()
+
+    def conversation_items(self):
+        return self.page.locator("#conversations [data-testid=conversation-item]")

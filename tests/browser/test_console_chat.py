@@ -1,0 +1,98 @@
+"""The console in real headless Chromium against the real API, worker and offline model:
+ask a question, watch it live, read an answer with a rendered chart, switch conversations.
+"""
+from __future__ import annotations
+
+import re
+
+import duckdb
+import pytest
+
+from tests.browser.conftest import save_screenshot
+from tests.browser.console_page import CHART_MARKS, ConsolePage
+
+pytestmark = pytest.mark.browser
+
+QUESTION = "How many flights did each carrier fly?"
+SECOND_QUESTION = "What is the average departure delay per month?"
+
+
+def _flights_per_carrier(duckdb_path: str) -> list[tuple[str, int]]:
+    with duckdb.connect(duckdb_path, read_only=True) as con:
+        return con.execute("SELECT carrier, count(*) FROM flights GROUP BY 1 ORDER BY 2 DESC"
+                           ).fetchall()
+
+
+def _digits(text: str) -> str:
+    return re.sub(r"[,\u202f\u00a0 ]", "", text)
+
+
+def test_question_streams_progress_and_renders_a_chart(page, live_api, console_key, fake_llm,
+                                                         sample_duckdb):
+    truth = _flights_per_carrier(sample_duckdb)
+    top_carrier, top_flights = truth[0]
+    console = ConsolePage(page, live_api.base_url).open(console_key)
+
+    console.ask(QUESTION)
+    answer = console.wait_for_answer()
+
+    # The answer names the top carrier and its real count, with the chart in place.
+    text = answer.inner_text()
+    assert top_carrier in text and str(top_flights) in _digits(text), text
+    assert "{{chart" not in text
+    assert page.locator(CHART_MARKS).count() >= len(truth), "one bar per carrier"
+    # The live trace showed the LLM rounds (with tokens) and the SQL query as it ran.
+    progress = page.locator("#progress")
+    assert progress.locator("[data-kind=llm_call]").count() >= 2
+    # (The trace is folded once the answer is in, so read text, not rendered text.)
+    sql_item = progress.locator("[data-kind=tool_call]").first.text_content()
+    assert "carrier" in sql_item.lower() and f"{len(truth)} rows" in sql_item, sql_item
+    assert "executed" in sql_item
+    llm_item = progress.locator("[data-kind=llm_call]").first.text_content()
+    assert re.search(r"in [\d,]+", llm_item) and "tool_use" in llm_item, llm_item
+    assert page.locator("[data-testid=job-usage]").is_visible()
+
+    answer.locator("[data-testid=toggle-sql]").first.click()
+    sql_box = answer.locator("[data-testid=chart-sql]").first
+    sql_box.wait_for(state="visible")
+    assert "FROM flights" in sql_box.inner_text()
+    answer.locator("[data-testid=toggle-data]").first.click()
+    data_box = answer.locator("[data-testid=chart-data]").first
+    data_box.wait_for(state="visible")
+    assert data_box.locator("tbody tr").count() == len(truth)
+    assert str(top_flights) in _digits(data_box.inner_text())
+
+    shot = save_screenshot(page, "answer-with-chart")
+    assert shot.stat().st_size > 20_000
+    assert page.console_errors == []
+
+
+def test_conversations_can_be_switched(page, live_api, console_key, fake_llm):
+    console = ConsolePage(page, live_api.base_url).open(console_key)
+    console.ask(QUESTION)
+    console.wait_for_answer()
+    page.click("#new-conversation")
+    console.ask(SECOND_QUESTION)
+    console.wait_for_answer()
+    items = console.conversation_items()
+    items.nth(1).wait_for()
+    assert items.count() == 2
+
+    # Open the first conversation from the list: its history comes back, chart included.
+    page.locator("[data-testid=conversation-item]", has_text="each carrier") \
+        .locator("[data-testid=open-conversation]").click()
+    history = page.locator("#history")
+    history.locator("[data-testid=message-user]", has_text=QUESTION).wait_for()
+    history.locator(CHART_MARKS).first.wait_for()
+    assert page.locator("#conversation-title").inner_text().startswith("How many flights")
+    assert SECOND_QUESTION not in history.inner_text()
+    active = page.locator("#conversations li.active")
+    assert "each carrier" in active.inner_text()
+
+    # And back to the second one.
+    page.locator("[data-testid=conversation-item]", has_text="per month") \
+        .locator("[data-testid=open-conversation]").click()
+    history.locator("[data-testid=message-user]", has_text=SECOND_QUESTION).wait_for()
+    assert QUESTION not in history.inner_text()
+    save_screenshot(page, "conversation-switched")
+    assert page.console_errors == []

@@ -1,0 +1,80 @@
+"""What the console shows when things go wrong or are stopped: a rejected key, a rate
+limit, a failed job with its message, and a job cancelled from the Cancel button.
+"""
+from __future__ import annotations
+
+import pytest
+
+from tests.browser.conftest import save_screenshot
+from tests.browser.console_page import ConsolePage
+
+pytestmark = pytest.mark.browser
+
+QUESTION = "How many flights did each carrier fly?"
+
+
+def test_first_visit_asks_for_a_key_without_an_error(page, live_api):
+    ConsolePage(page, live_api.base_url).open()
+    page.locator("#key-state", has_text="enter your API key").wait_for()
+    assert page.locator("#key-form.needs-key").count() == 1
+    assert page.locator("#error").is_hidden()
+
+
+def test_a_rejected_key_says_so(page, live_api):
+    console = ConsolePage(page, live_api.base_url).open("sk-sunrise-not-a-real-key")
+    assert "API key is missing or was rejected" in console.error_text()
+    assert page.locator("#error").get_attribute("data-status") == "401"
+    assert page.locator("#key-form.needs-key").count() == 1
+
+    # Asking with it fails the same way, and the question is kept for a retry.
+    page.click("#error-dismiss")
+    console.ask(QUESTION)
+    assert "API key is missing or was rejected" in console.error_text()
+    assert page.locator("#question").input_value() == QUESTION
+    assert page.locator("#ask").is_enabled() and page.locator("#cancel").is_hidden()
+    save_screenshot(page, "error-bad-key")
+
+
+def test_a_rate_limit_shows_when_to_retry(page, strict_live_api, console_key):
+    console = ConsolePage(page, strict_live_api.base_url).open(console_key)
+    console.ask(QUESTION)
+    text = console.error_text()
+    assert "Rate limited (429)" in text and "Retry after" in text, text
+    assert page.locator("#question").input_value() == QUESTION
+    save_screenshot(page, "error-rate-limited")
+
+
+def test_a_failed_job_shows_its_code_and_message(page, live_api, console_key, fake_llm,
+                                                 base_settings):
+    # A model that never stops calling tools runs into the round limit.
+    loop = [{"tool_calls": [{"sql": f"SELECT {i} AS n"}]}
+            for i in range(base_settings.max_tool_rounds + 2)]
+    marker = fake_llm.scenario("browser-endless-tools", loop)
+    console = ConsolePage(page, live_api.base_url).open(console_key)
+
+    console.ask(f"{marker} Keep querying forever")
+    console.wait_for_status("failed")
+    job_error = page.locator("[data-testid=job-error]")
+    job_error.wait_for()
+    assert "tool_round_limit" in job_error.inner_text()
+    assert "narrower question" in job_error.inner_text()
+    assert "tool_round_limit" in console.error_text()
+    # Each of those rounds showed up live as an SQL step.
+    steps = page.locator("#progress [data-kind=tool_call]")
+    assert steps.count() == base_settings.max_tool_rounds
+    save_screenshot(page, "error-failed-job")
+    assert page.console_errors == []
+
+
+def test_cancel_stops_a_running_job(page, live_api, console_key, fake_llm):
+    # A slow model keeps the job running long enough to press Cancel.
+    fake_llm.latency(3000)
+    console = ConsolePage(page, live_api.base_url).open(console_key)
+
+    console.ask(QUESTION)
+    page.locator("#cancel").click()
+    page.locator("[data-testid=job-cancelled]").wait_for()
+    console.wait_for_status("cancelled")
+    assert page.locator("#cancel").is_hidden() and page.locator("#ask").is_enabled()
+    assert page.locator("#answer .chart").count() == 0
+    assert page.console_errors == []
