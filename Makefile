@@ -20,6 +20,7 @@ demo: install
 
 ## Run the test suite against real Redis, MariaDB, DuckDB and a real Celery worker.
 test: install
+	bash scripts/ensure_tools.sh
 	bash scripts/ensure_services.sh
 	$(BIN)/pytest -q $(PYTEST_ARGS)
 

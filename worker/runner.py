@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-import threading
 import time
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -15,6 +14,7 @@ from shared.job_view import job_to_dict
 from shared.logging_setup import log_context, set_log_field
 from shared.models import Job
 from worker.agent_loop import AgentLoop, LoopStats
+from worker.heartbeat import Heartbeats
 from worker.history import load_history
 from worker.job_store import ClaimedJob, Finish, JobStore
 from worker.llm_client import make_client
@@ -51,6 +51,7 @@ class JobRunner:
         self.settings = settings
         self.store = JobStore(session_factory(settings.database_url),
                               stale_after_s=settings.stale_after_s)
+        self.heartbeats = Heartbeats(self.store.sessions, interval_s=settings.heartbeat_s)
         self.events = events or NullSink()
         self.client = client or make_client(settings)
         self.sandbox = sandbox or get_sandbox(
@@ -84,7 +85,7 @@ class JobRunner:
         logger.info("job %s started (attempt %s)", job.id, job.attempt)
         self.events.publish(job.id, "started", {"attempt": job.attempt})
         started = time.perf_counter()
-        stop_beating = self._start_heartbeat(job)
+        self.heartbeats.add(job.id, job.attempt)
         loop = None
         try:
             with self.store.sessions() as s:
@@ -110,7 +111,7 @@ class JobRunner:
             finish = Finish("failed", error_code="internal_error",
                             error_message="Sunrise hit an internal error while answering.")
         finally:
-            stop_beating()
+            self.heartbeats.remove(job.id)
         return self._finish(job, finish, loop.stats if loop else LoopStats(), started)
 
     def _finish(self, job: ClaimedJob, finish: Finish, stats: LoopStats, started: float) -> str | None:
@@ -133,20 +134,6 @@ class JobRunner:
             except Exception:
                 logger.exception("job %s: after-finish callback %r failed", job.id, callback)
         return row.status
-
-    def _start_heartbeat(self, job: ClaimedJob) -> Callable[[], None]:
-        stop = threading.Event()
-
-        def beat() -> None:
-            while not stop.wait(self.settings.heartbeat_s):
-                try:
-                    if not self.store.heartbeat(job):
-                        return
-                except Exception:  # a missed beat is retried on the next tick
-                    logger.warning("job %s heartbeat failed", job.id, exc_info=True)
-
-        threading.Thread(target=beat, name=f"heartbeat-{job.id[:8]}", daemon=True).start()
-        return stop.set
 
 
 class _Hooks:

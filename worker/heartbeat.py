@@ -1,0 +1,65 @@
+"""One heartbeat thread per worker process, beating for every job it is running.
+
+A single batched UPDATE every ``interval_s`` keeps the cost flat however many jobs
+a threads-pool worker holds (hundreds), instead of one thread and one query per job.
+The reaper treats a job whose heartbeat is older than ``stale_after_s`` as abandoned.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+
+from sqlalchemy import tuple_, update
+from sqlalchemy.orm import Session, sessionmaker
+
+from shared.models import Job, utcnow
+
+logger = logging.getLogger(__name__)
+
+
+class Heartbeats:
+    def __init__(self, sessions: sessionmaker[Session], *, interval_s: float):
+        self.sessions = sessions
+        self.interval_s = interval_s
+        self._jobs: dict[str, int] = {}
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._stop = threading.Event()
+
+    def add(self, job_id: str, attempt: int) -> None:
+        """Start beating for ``job_id`` (its current ``attempt``)."""
+        with self._lock:
+            self._jobs[job_id] = attempt
+            if self._thread is None or not self._thread.is_alive():
+                self._stop.clear()
+                self._thread = threading.Thread(target=self._loop, name="sunrise-heartbeat",
+                                                daemon=True)
+                self._thread.start()
+
+    def remove(self, job_id: str) -> None:
+        with self._lock:
+            self._jobs.pop(job_id, None)
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def beat_once(self) -> int:
+        """Refresh every tracked job still running under its attempt; returns rows touched."""
+        with self._lock:
+            pairs = list(self._jobs.items())
+        if not pairs:
+            return 0
+        with self.sessions.begin() as s:
+            return s.execute(
+                update(Job)
+                .where(tuple_(Job.id, Job.attempt).in_(pairs), Job.status == "running")
+                .values(heartbeat_at=utcnow())
+                .execution_options(synchronize_session=False)
+            ).rowcount
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.interval_s):
+            try:
+                self.beat_once()
+            except Exception:  # a missed beat is retried on the next tick
+                logger.warning("heartbeat failed", exc_info=True)
