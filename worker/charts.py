@@ -174,6 +174,7 @@ def _deliver(spec: ChartSpec, result: QueryResult) -> dict:
         "x": spec.x,
         "y": list(spec.y),
         "series": spec.series,
+        "sql": result.sql,
         "columns": columns,
         "data": data,
         "vega_lite": None if spec.type == "table" else vega_lite_spec(spec, data, kinds, date_only),
@@ -231,6 +232,10 @@ def vega_lite_spec(spec: ChartSpec, data: list[dict], kinds: Mapping[str, str],
     x_enc: dict[str, Any] = {"field": _field(x), "type": x_type, "title": x}
     if x_type in ("nominal", "ordinal"):
         x_enc["sort"] = None
+    elif x_type == "quantitative" and all(
+            isinstance(row.get(x), int) for row in data if row.get(x) is not None):
+        # Whole-number x (years, months, hours): no 1.5 ticks between them.
+        x_enc["axis"] = {"format": "d", "tickMinStep": 1}
     elif x_type == "temporal" and x in date_only:
         x_enc["timeUnit"] = "utcyearmonthdate"
     mark: dict[str, Any] = {"type": _MARKS[spec.type], "tooltip": True}

@@ -34,7 +34,7 @@ def test_bar_chart_is_bound_to_the_query_rows(results):
     bound = bind_charts([chart()], results, "UA leads {{chart:0}}.")
     assert bound == BoundCharts(bound.charts, "UA leads {{chart:0}}.", [])
     delivered = bound.charts[0]
-    assert set(delivered) == {"type", "title", "query_id", "x", "y", "series", "columns", "data", "vega_lite"}
+    assert set(delivered) == {"type", "title", "query_id", "x", "y", "series", "sql", "columns", "data", "vega_lite"}
     assert delivered["columns"] == ["carrier", "flights", "avg_delay"]
     assert delivered["data"][0] == {"carrier": "UA", "flights": 58665,
                                     "avg_delay": pytest.approx(12.106073)}
