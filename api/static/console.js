@@ -29,10 +29,12 @@ function showError(err) {
   if (err.status === 401) {
     text = "The API key is missing or was rejected. Enter a valid key above and save it.";
     ui.keyForm.classList.add("needs-key");
+    ui.keyState.textContent = getKey() ? "key rejected" : "no key saved";
     ui.key.focus();
   } else if (err.status === 429) {
-    const wait = err.retryAfter ? ` Retry after ${err.retryAfter} s.` : "";
-    text = `Rate limited (429): ${err.detail || err.title}.${wait}`;
+    const said = (err.detail || err.title).replace(/\.+$/, "");
+    const wait = err.retryAfter && !/retry/i.test(said) ? ` Retry after ${err.retryAfter} s.` : "";
+    text = `Rate limited (429): ${said}.${wait}`;
   } else if (err.status === 0) {
     text = `Network error: ${err.detail}. Check that the API is running.`;
   } else if (err.status) {
@@ -227,15 +229,17 @@ function onJobEvent(job, type, data) {
   progress.event(type, data);
 }
 
+const scrollToEnd = () => {
+  ui.thread.scrollTop = ui.thread.scrollHeight;
+};
+
 function showFinal(job, final) {
   setStatus(final.status);
   progress.finish(final);
   const result = final.result || {};
   const sqlFor = (queryId) => job.sql.get(queryId);
   if (final.status === "succeeded") {
-    renderAnswer(ui.answer, result.answer_text || "", result.charts || [], { sqlFor }).then(() => {
-      ui.thread.scrollTop = ui.thread.scrollHeight;
-    });
+    renderAnswer(ui.answer, result.answer_text || "", result.charts || [], { sqlFor }).then(scrollToEnd);
     if (result.truncated) {
       ui.answer.append(el("p", { class: "muted" }, "The answer was cut short; try a narrower question."));
     }
@@ -249,6 +253,7 @@ function showFinal(job, final) {
     ui.answer.querySelector(".thinking")?.remove();
     ui.answer.append(el("p", { class: "muted", "data-testid": "job-cancelled" }, "The job was cancelled."));
   }
+  scrollToEnd();
 }
 
 async function ask(text) {
@@ -264,16 +269,23 @@ async function ask(text) {
 
   const body = { message: text };
   if (state.conversationId) body.conversation_id = state.conversationId;
+  // The turn is ours from the click on, so Cancel works even before the job has an id.
+  const job = { id: null, sql: new Map(), handle: null, cancelWanted: false };
+  state.job = job;
   let created;
   try {
     created = await api("/v1/jobs", { method: "POST", body, headers: { "Idempotency-Key": newIdempotencyKey() } });
   } catch (err) {
+    if (state.job !== job) return;
+    state.job = null;
     ui.current.hidden = true;
     ui.question.value = text;
     setRunning(false);
     showError(err);
     return;
   }
+  // Switched to another conversation meanwhile: the job runs on and shows up in its history.
+  if (state.job !== job) return;
   const isNew = state.conversationId !== created.conversation_id;
   state.conversationId = created.conversation_id;
   if (isNew) {
@@ -281,7 +293,7 @@ async function ask(text) {
     loadConversations().then(markActive).catch(showError);
   }
   setStatus(created.status || "queued");
-  const job = { id: created.job_id, sql: new Map() };
+  job.id = created.job_id;
   let pollNoted = false;
   job.handle = watchJob(job.id, {
     onEvent: (type, data) => onJobEvent(job, type, data),
@@ -292,7 +304,7 @@ async function ask(text) {
       }
     },
   });
-  state.job = job;
+  if (job.cancelWanted) requestCancel(job);
   try {
     const final = await job.handle.done;
     if (final && state.job === job) showFinal(job, final);
@@ -320,22 +332,28 @@ ui.question.addEventListener("keydown", (ev) => {
   }
 });
 
-ui.cancel.addEventListener("click", async () => {
-  const job = state.job;
-  if (!job) return;
-  ui.cancel.disabled = true;
-  ui.cancel.textContent = "Cancelling…";
+/** Ask the API to cancel `job`; a 409 means it ended meanwhile (its terminal event is on the way). */
+async function requestCancel(job) {
   try {
     await api(`/v1/jobs/${encodeURIComponent(job.id)}/cancel`, { method: "POST" });
     progress.note("Cancel requested: it takes effect at the next round boundary.");
   } catch (err) {
     // 409: the job ended meanwhile; its terminal event is on the way.
-    if (err.status !== 409) {
+    if (err.status !== 409 && state.job === job) {
       showError(err);
       ui.cancel.disabled = false;
       ui.cancel.textContent = "Cancel";
     }
   }
+}
+
+ui.cancel.addEventListener("click", () => {
+  const job = state.job;
+  if (!job) return;
+  ui.cancel.disabled = true;
+  ui.cancel.textContent = "Cancelling…";
+  if (job.id) requestCancel(job);
+  else job.cancelWanted = true; // sent as soon as the job is accepted
 });
 
 // ---- sidebar ------------------------------------------------------------
@@ -361,9 +379,11 @@ $("usage-refresh").addEventListener("click", () => loadUsage(ui.usage).catch(sho
 initBatches({
   form: $("batch-form"),
   questions: $("batch-questions"),
+  file: $("batch-file"),
   title: $("batch-title"),
   status: $("batch-status"),
   report: showError,
+  completed: () => refreshSidebar(),
 });
 
 showKeyState();

@@ -60,11 +60,23 @@ export async function loadUsage(root) {
 }
 
 /**
- * Wire the batch form: submit the questions, then poll the batch until it
- * completes and link its HTML report. `report(err)` shows errors.
+ * Wire the batch form: questions typed, pasted or loaded from a text file
+ * (blank and `#` lines skipped); submit them, then poll the batch until it
+ * completes and link its HTML report. `report(err)` shows errors; `completed(batch)`
+ * is called once the report is ready (its jobs added conversations and usage).
  */
-export function initBatches({ form, questions, title, status, report }) {
+export function initBatches({ form, questions, file, title, status, report, completed = () => {} }) {
   let timer = null;
+
+  // A loaded file fills the text box, so the questions can be checked before running.
+  file.addEventListener("change", async () => {
+    const chosen = file.files && file.files[0];
+    if (!chosen) return;
+    const lines = (await chosen.text()).split(/\r?\n/).map((q) => q.trim());
+    questions.value = lines.filter((q) => q && !q.startsWith("#")).join("\n");
+    if (!title.value.trim()) title.value = chosen.name.replace(/\.[^.]+$/, "");
+    file.value = "";
+  });
 
   function render(batch) {
     const counts = batch.counts || {};
@@ -74,7 +86,8 @@ export function initBatches({ form, questions, title, status, report }) {
         el("strong", {}, batch.title || `Batch ${batch.batch_id}`),
         el("span", { class: `status-pill ${batch.status}`, "data-testid": "batch-state" }, batch.status)),
       el("progress", { max: 1, value: batch.progress ?? (batch.total ? done / batch.total : 0) }),
-      el("div", { class: "muted" }, `${done} of ${batch.total ?? "?"} done`),
+      el("div", { class: "muted" }, `${done} of ${batch.total ?? "?"} done`,
+        batch.status !== "completed" && batch.eta_s ? ` · about ${Math.ceil(batch.eta_s)} s left` : ""),
       el("div", { class: "chips" }, ["queued", "running", "succeeded", "failed", "cancelled"]
         .filter((k) => counts[k]).map((k) => el("span", { class: `chip ${k}` }, `${k} ${counts[k]}`))),
     ];
@@ -92,6 +105,7 @@ export function initBatches({ form, questions, title, status, report }) {
       const batch = await api(`/v1/batches/${encodeURIComponent(batchId)}`);
       render(batch);
       if (batch.status !== "completed") timer = setTimeout(() => poll(batchId), BATCH_POLL_MS);
+      else completed(batch);
     } catch (err) {
       const transient = err.status === 0 || err.status === 429 || err.status >= 500;
       if (transient && failures < 5) {

@@ -11,7 +11,8 @@ function item(kind, title, ...rest) {
 }
 
 function llmItem(d) {
-  return item("llm_call", `LLM round ${d.round ?? "?"}`,
+  // The worker counts rounds of tool use from 0 (the first call precedes any tool).
+  return item("llm_call", `LLM call ${d.round === undefined ? "?" : d.round + 1}`,
     chip("in", fmtInt(d.input_tokens)),
     chip("out", fmtInt(d.output_tokens)),
     chip("cache read", fmtInt(d.cache_read_tokens)),

@@ -68,12 +68,12 @@ def _logged(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
     return endpoint
 
 
-async def _hang(request: Request, seconds: float) -> bool:
-    """Stall up to `seconds`; True if the client disconnected meanwhile."""
+async def _hang(request: Request, state: FakeLLMState, seconds: float) -> bool:
+    """Stall up to `seconds`; True if the client disconnected or the server is stopping."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + seconds
     while (remaining := deadline - loop.time()) > 0:
-        if await request.is_disconnected():
+        if state.stopping or await request.is_disconnected():
             return True
         await asyncio.sleep(min(0.05, remaining))
     return False
@@ -94,7 +94,9 @@ async def _paced(events: list[tuple[str, bytes]], delay_s: float) -> AsyncIterat
         yield data
 
 
-async def create_message(request: Request, state: FakeLLMState, body: object, outcome: dict) -> Response:
+async def create_message(
+    request: Request, state: FakeLLMState, body: object, outcome: dict
+) -> Response:
     validate_messages(body)
     stream = body.get("stream") is True
     outcome.update(stream=stream, faults=[])
@@ -103,14 +105,16 @@ async def create_message(request: Request, state: FakeLLMState, body: object, ou
         outcome["faults"].append(fault.kind)
         if fault.kind != "hang":
             raise ApiError(int(fault.kind), retry_after=fault.retry_after)
-        if await _hang(request, fault.seconds or state.config.hang_seconds):
+        if await _hang(request, state, fault.seconds or state.config.hang_seconds):
             return Response(status_code=CLIENT_CLOSED)
 
     built = state.builder.build(body, faults=state.faults, stream=stream)
     message = built.message
     if built.fault:
         outcome["faults"].append(built.fault)
-    outcome.update(usage=message["usage"], stop_reason=message["stop_reason"], scenario=built.scenario)
+    outcome.update(
+        usage=message["usage"], stop_reason=message["stop_reason"], scenario=built.scenario
+    )
     delay = state.latency.sample_s()
     if not stream:
         if delay > 0:
@@ -126,7 +130,9 @@ async def create_message(request: Request, state: FakeLLMState, body: object, ou
     )
 
 
-async def count_tokens(request: Request, state: FakeLLMState, body: object, outcome: dict) -> Response:
+async def count_tokens(
+    request: Request, state: FakeLLMState, body: object, outcome: dict
+) -> Response:
     validate_messages(body, require_max_tokens=False)
     return Response(json_bytes({"input_tokens": input_tokens(body)}), media_type="application/json")
 
@@ -139,9 +145,13 @@ def api_routes() -> list[Route]:
         Route("/v1/messages/batches", _logged(batches.list_batches), methods=["GET"]),
         Route("/v1/messages/batches/{batch_id}", _logged(batches.retrieve_batch), methods=["GET"]),
         Route(
-            "/v1/messages/batches/{batch_id}/cancel", _logged(batches.cancel_batch), methods=["POST"]
+            "/v1/messages/batches/{batch_id}/cancel",
+            _logged(batches.cancel_batch),
+            methods=["POST"],
         ),
         Route(
-            "/v1/messages/batches/{batch_id}/results", _logged(batches.batch_results), methods=["GET"]
+            "/v1/messages/batches/{batch_id}/results",
+            _logged(batches.batch_results),
+            methods=["GET"],
         ),
     ]

@@ -55,7 +55,9 @@ class BatchStore:
         self._batches.clear()
 
     def add(self, results: list[dict]) -> Batch:
-        batch = Batch(new_id("msgbatch"), datetime.now(UTC), self._clock.now() + self._seconds, results)
+        batch = Batch(
+            new_id("msgbatch"), datetime.now(UTC), self._clock.now() + self._seconds, results
+        )
         self._batches[batch.id] = batch
         return batch
 
@@ -87,7 +89,9 @@ class BatchStore:
             "expires_at": _rfc3339(batch.created_at + timedelta(hours=24)),
             "ended_at": _rfc3339(batch.ended_at) if batch.ended_at else None,
             "archived_at": None,
-            "cancel_initiated_at": _rfc3339(batch.ended_at) if batch.canceled and batch.ended_at else None,
+            "cancel_initiated_at": _rfc3339(batch.ended_at)
+            if batch.canceled and batch.ended_at
+            else None,
             "results_url": f"{base_url}v1/messages/batches/{batch.id}/results" if ended else None,
         }
 
@@ -95,7 +99,9 @@ class BatchStore:
 def _answer(state: FakeLLMState, request_item: object) -> dict:
     custom_id = request_item.get("custom_id") if isinstance(request_item, dict) else None
     try:
-        body = validate_messages(request_item.get("params") if isinstance(request_item, dict) else None)
+        body = validate_messages(
+            request_item.get("params") if isinstance(request_item, dict) else None
+        )
         built = state.builder.build(dict(body, stream=False), service_tier="batch")
         result = {"type": "succeeded", "message": built.message}
     except ApiError as error:
@@ -115,38 +121,51 @@ def _validate_batch(body: object) -> list[dict]:
     return requests
 
 
-async def create_batch(request: Request, state: FakeLLMState, body: object, outcome: dict) -> Response:
+async def create_batch(
+    request: Request, state: FakeLLMState, body: object, outcome: dict
+) -> Response:
     requests = _validate_batch(body)
     batch = state.batches.add([_answer(state, item) for item in requests])
     return _json(state.batches.as_json(batch, str(request.base_url)))
 
 
-async def retrieve_batch(request: Request, state: FakeLLMState, body: object, outcome: dict) -> Response:
+async def retrieve_batch(
+    request: Request, state: FakeLLMState, body: object, outcome: dict
+) -> Response:
     batch = state.batches.get(request.path_params["batch_id"])
     return _json(state.batches.as_json(batch, str(request.base_url)))
 
 
-async def list_batches(request: Request, state: FakeLLMState, body: object, outcome: dict) -> Response:
+async def list_batches(
+    request: Request, state: FakeLLMState, body: object, outcome: dict
+) -> Response:
     data = [state.batches.as_json(b, str(request.base_url)) for b in reversed(state.batches.all())]
-    return _json({
-        "data": data,
-        "has_more": False,
-        "first_id": data[0]["id"] if data else None,
-        "last_id": data[-1]["id"] if data else None,
-    })
+    return _json(
+        {
+            "data": data,
+            "has_more": False,
+            "first_id": data[0]["id"] if data else None,
+            "last_id": data[-1]["id"] if data else None,
+        }
+    )
 
 
-async def cancel_batch(request: Request, state: FakeLLMState, body: object, outcome: dict) -> Response:
+async def cancel_batch(
+    request: Request, state: FakeLLMState, body: object, outcome: dict
+) -> Response:
     batch = state.batches.get(request.path_params["batch_id"])
     if not state.batches.ended(batch):
         batch.canceled = True
         batch.results = [
-            {"custom_id": line["custom_id"], "result": {"type": "canceled"}} for line in batch.results
+            {"custom_id": line["custom_id"], "result": {"type": "canceled"}}
+            for line in batch.results
         ]
     return _json(state.batches.as_json(batch, str(request.base_url)))
 
 
-async def batch_results(request: Request, state: FakeLLMState, body: object, outcome: dict) -> Response:
+async def batch_results(
+    request: Request, state: FakeLLMState, body: object, outcome: dict
+) -> Response:
     batch = state.batches.get(request.path_params["batch_id"])
     if not state.batches.ended(batch):
         raise ApiError(400, f"message batch {batch.id!r} is still in progress")

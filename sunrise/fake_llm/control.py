@@ -108,7 +108,9 @@ async def log(request: Request) -> Response:
 
 async def stats(request: Request) -> Response:
     state = _state(request)
-    return _json({**state.log.stats(), "cache_entries": len(state.cache), "clock": state.clock.now()})
+    return _json(
+        {**state.log.stats(), "cache_entries": len(state.cache), "clock": state.clock.now()}
+    )
 
 
 async def clock(request: Request) -> Response:

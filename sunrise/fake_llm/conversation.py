@@ -19,7 +19,8 @@ def _blocks(content: str | list) -> list[dict]:
 def message_text(message: dict) -> str:
     """The concatenated text blocks of one message."""
     return "\n".join(
-        block.get("text", "") for block in _blocks(message.get("content", ""))
+        block.get("text", "")
+        for block in _blocks(message.get("content", ""))
         if block.get("type") == "text"
     )
 
@@ -34,7 +35,9 @@ def system_text(system: str | list | None) -> str:
     """The system prompt as one string, whether given as a string or text blocks."""
     if not system:
         return ""
-    return "\n".join(block.get("text", "") for block in _blocks(system) if block.get("type") == "text")
+    return "\n".join(
+        block.get("text", "") for block in _blocks(system) if block.get("type") == "text"
+    )
 
 
 @dataclass(frozen=True)
@@ -64,8 +67,10 @@ def current_turn(messages: list[dict]) -> Turn | None:
     later = messages[index + 1 :]
     results = [
         ToolResult(block.get("tool_use_id", ""), _result_text(block), bool(block.get("is_error")))
-        for message in later if message.get("role") == "user"
-        for block in _blocks(message.get("content", "")) if block.get("type") == "tool_result"
+        for message in later
+        if message.get("role") == "user"
+        for block in _blocks(message.get("content", ""))
+        if block.get("type") == "tool_result"
     ]
     return Turn(
         question_index=index,

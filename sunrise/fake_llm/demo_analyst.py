@@ -88,7 +88,9 @@ def _answer_from(result: ToolResult) -> Reply:
         value = parsed.rows[0][0] if parsed.rows[0] else ""
         return _answer(f"The answer is {value} ({parsed.header[0]}). " + DISCLAIMER)
     if len(parsed.rows) == 1:
-        pairs = ", ".join(f"{name} = {parsed.value(parsed.rows[0], name)}" for name in parsed.header)
+        pairs = ", ".join(
+            f"{name} = {parsed.value(parsed.rows[0], name)}" for name in parsed.header
+        )
         return _answer(f"The query returned one row: {pairs}. " + DISCLAIMER)
     return _chart_answer(parsed)
 
@@ -97,8 +99,14 @@ def _chart_answer(result: QueryResult) -> Reply:
     x = result.header[0]
     y = [name for name in result.numeric_columns() if name != x]
     if not y:
-        chart = {"type": "table", "title": f"Rows by {x}", "query_id": result.query_id,
-                 "x": x, "y": result.header[1:], "series": None}
+        chart = {
+            "type": "table",
+            "title": f"Rows by {x}",
+            "query_id": result.query_id,
+            "x": x,
+            "y": result.header[1:],
+            "series": None,
+        }
         text = f"The query returned {result.total_rows} rows. {{{{chart:0}}}}\n\n{DISCLAIMER}"
         return _answer(text, [chart])
     measure = y[0]
@@ -110,7 +118,9 @@ def _chart_answer(result: QueryResult) -> Reply:
         lead = f"{label.capitalize()} by {x} peaks at {top_value} in {x} {top_x}"
     else:
         lead = f"{top_x} has the highest {label}, at {top_value}"
-    shown = "" if len(result.rows) == result.total_rows else f", showing the first {len(result.rows)}"
+    shown = (
+        "" if len(result.rows) == result.total_rows else f", showing the first {len(result.rows)}"
+    )
     text = (
         f"{lead} (query {result.query_id}: {result.total_rows} rows{shown}). "
         f"{{{{chart:0}}}}\n\n{DISCLAIMER}"

@@ -158,9 +158,11 @@ def _answer_text(text: str) -> str:
 def _repeat_sql(reply: Reply, sql: str) -> Reply:
     calls = reply.tool_uses
     if not calls:
-        return tool_reply("Let me run that query again to double-check.", [(SQL_TOOL, {"sql": sql})])
+        return tool_reply(
+            "Let me run that query again to double-check.", [(SQL_TOOL, {"sql": sql})]
+        )
     first = calls[0]
     content = [
         dict(block, input={"sql": sql}) if block is first else block for block in reply.content
     ]
-    return Reply(content, reply.stop_reason, reply.stop_details, reply.notes)
+    return Reply(content, reply.stop_reason, reply.stop_details)

@@ -54,7 +54,7 @@ class MessageBuilder:
         messages = body["messages"]
         turn = current_turn(messages)
         scenario = self._scenarios.selected(turn)
-        if scenario is not None and turn is not None:
+        if scenario is not None:
             reply = self._scenarios.reply(scenario, turn, messages)
         else:
             reply = demo_analyst_reply(body)
@@ -62,8 +62,9 @@ class MessageBuilder:
         fault = None
         if faults is not None:
             fault = faults.take(
-                lambda kind: kind in REPLY_KINDS
-                and reply_fault_applies(kind, reply, stream, messages)
+                lambda kind: (
+                    kind in REPLY_KINDS and reply_fault_applies(kind, reply, stream, messages)
+                )
             )
             if fault is not None:
                 reply = apply_reply_fault(fault.kind, reply, messages)

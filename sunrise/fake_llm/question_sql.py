@@ -27,19 +27,38 @@ from dataclasses import dataclass
 from sunrise.fake_llm.schema_prompt import Column, Schema, Table
 
 SYNONYMS = {
-    "airline": ["carrier"], "carrier": ["carrier"], "airport": ["origin", "faa"],
-    "origin": ["origin"], "destination": ["dest"], "dest": ["dest"],
-    "delay": ["dep_delay", "arr_delay", "delay"], "late": ["dep_delay", "arr_delay"],
-    "distance": ["distance"], "plane": ["tailnum"], "aircraft": ["tailnum"],
-    "tail": ["tailnum"], "monthly": ["month"], "airtime": ["air_time"],
-    "temperature": ["temp"], "wind": ["wind_speed"], "seat": ["seats"],
-    "precipitation": ["precip"], "visibility": ["visib"], "altitude": ["alt"],
-    "arrival delay": ["arr_delay"], "departure delay": ["dep_delay"],
-    "arr delay": ["arr_delay"], "dep delay": ["dep_delay"], "air time": ["air_time"],
-    "flight number": ["flight"], "departure time": ["dep_time"], "arrival time": ["arr_time"],
+    "airline": ["carrier"],
+    "carrier": ["carrier"],
+    "airport": ["origin", "faa"],
+    "origin": ["origin"],
+    "destination": ["dest"],
+    "dest": ["dest"],
+    "delay": ["dep_delay", "arr_delay", "delay"],
+    "late": ["dep_delay", "arr_delay"],
+    "distance": ["distance"],
+    "plane": ["tailnum"],
+    "aircraft": ["tailnum"],
+    "tail": ["tailnum"],
+    "monthly": ["month"],
+    "airtime": ["air_time"],
+    "temperature": ["temp"],
+    "wind": ["wind_speed"],
+    "seat": ["seats"],
+    "precipitation": ["precip"],
+    "visibility": ["visib"],
+    "altitude": ["alt"],
+    "arrival delay": ["arr_delay"],
+    "departure delay": ["dep_delay"],
+    "arr delay": ["arr_delay"],
+    "dep delay": ["dep_delay"],
+    "air time": ["air_time"],
+    "flight number": ["flight"],
+    "departure time": ["dep_time"],
+    "arrival time": ["arr_time"],
 }
 AGGREGATES = [
-    ({"average", "avg", "mean"}, "avg"), ({"total", "sum"}, "sum"),
+    ({"average", "avg", "mean"}, "avg"),
+    ({"total", "sum"}, "sum"),
     ({"maximum", "max", "longest", "largest", "biggest"}, "max"),
     ({"minimum", "min", "shortest", "smallest"}, "min"),
 ]
@@ -52,7 +71,9 @@ TOP = re.compile(
 GROUP = re.compile(
     r"\b(?:by|per|each|every|across|which)\s+(?:the\s+|each\s+)?([a-z_]+)(?:\s+([a-z_]+))?"
 )
-COUNT_OF = re.compile(r"\b(?:how many|number of|count of|count)\s+(?:distinct\s+|different\s+)?([a-z_]+)")
+COUNT_OF = re.compile(
+    r"\b(?:how many|number of|count of|count)\s+(?:distinct\s+|different\s+)?([a-z_]+)"
+)
 
 
 @dataclass(frozen=True)
@@ -105,8 +126,11 @@ def _column(words: list[str], table: Table, numeric: bool = False) -> Column | N
 
 def _dimension_words(question: str) -> set[str]:
     return {
-        word for pattern in (TOP, GROUP) for match in pattern.finditer(question)
-        for word in match.groups() if word and not word.isdigit()
+        word
+        for pattern in (TOP, GROUP)
+        for match in pattern.finditer(question)
+        for word in match.groups()
+        if word and not word.isdigit()
     }
 
 
@@ -186,7 +210,10 @@ def plan_query(question: str, schema: Schema) -> QueryPlan | None:
         distinct = _column([counted.group(1)], table) if counted and not dimension else None
         if distinct and not _is_table_word(counted.group(1), table):
             alias = _ident(_singular(distinct.name) + "s")
-            expr, label = f"count(DISTINCT {_ident(distinct.name)}) AS {alias}", f"distinct {distinct.name}"
+            expr, label = (
+                f"count(DISTINCT {_ident(distinct.name)}) AS {alias}",
+                f"distinct {distinct.name}",
+            )
         else:
             expr = f"count(*) AS {_ident(table.short_name) if dimension else 'n'}"
             label = f"count of {table.short_name}"

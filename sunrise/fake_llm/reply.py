@@ -7,7 +7,7 @@ turns one into a Messages API `Message`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 
 from sunrise.fake_llm.usage import block_tokens
 from sunrise.fake_llm.wire import new_id
@@ -17,7 +17,7 @@ STOP_REASONS = {"end_turn", "tool_use", "max_tokens", "pause_turn", "refusal", "
 REFUSAL_DETAILS = {
     "type": "refusal",
     "category": None,
-    "explanation": "The offline model was told to refuse this request (fault injection).",
+    "explanation": "The offline model was scripted to refuse this request.",
 }
 
 
@@ -26,7 +26,6 @@ class Reply:
     content: list[dict]
     stop_reason: str = "end_turn"
     stop_details: dict | None = None
-    notes: tuple[str, ...] = field(default=())
 
     @property
     def text(self) -> str:
@@ -40,9 +39,6 @@ class Reply:
     def is_final_text(self) -> bool:
         """An `end_turn` answer made only of text: what answer-shaping faults act on."""
         return self.stop_reason == "end_turn" and not self.tool_uses
-
-    def noted(self, note: str) -> Reply:
-        return replace(self, notes=self.notes + (note,))
 
 
 def text_block(text: str) -> dict:
@@ -85,4 +81,4 @@ def cut_to_max_tokens(reply: Reply, max_tokens: int) -> Reply:
             cut = block["text"].encode()[: budget * 4].decode("utf-8", "ignore")
             kept.append(text_block(cut))
         break
-    return Reply(kept or [text_block("")], "max_tokens", None, reply.notes)
+    return Reply(kept or [text_block("")], "max_tokens")

@@ -15,11 +15,19 @@ from collections import Counter, deque
 from starlette.requests import Request
 
 LOGGED_HEADERS = (
-    "anthropic-version", "anthropic-beta", "content-type", "user-agent",
-    "x-stainless-retry-count", "x-stainless-timeout", "idempotency-key",
+    "anthropic-version",
+    "anthropic-beta",
+    "content-type",
+    "user-agent",
+    "x-stainless-retry-count",
+    "x-stainless-timeout",
+    "idempotency-key",
 )
 USAGE_KEYS = (
-    "input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens",
+    "input_tokens",
+    "output_tokens",
+    "cache_creation_input_tokens",
+    "cache_read_input_tokens",
 )
 
 
@@ -47,13 +55,16 @@ class RequestLog:
         self._seq = 0
         self._streams = 0
         self._counters = {
-            name: Counter() for name in ("by_path", "by_status", "faults", "scenarios", "usage", "cache")
+            name: Counter()
+            for name in ("by_path", "by_status", "faults", "scenarios", "usage", "cache")
         }
 
     def record(self, request: Request, body: object, status: int, **outcome: object) -> dict:
         """Append one entry; `outcome` holds usage, stop_reason, faults, scenario, stream..."""
         self._seq += 1
-        headers = {name: request.headers[name] for name in LOGGED_HEADERS if name in request.headers}
+        headers = {
+            name: request.headers[name] for name in LOGGED_HEADERS if name in request.headers
+        }
         headers["auth"] = auth_scheme(request)
         entry = {
             "seq": self._seq,

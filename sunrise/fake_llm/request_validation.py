@@ -42,7 +42,9 @@ def validate_messages(body: object, *, require_max_tokens: bool = True) -> dict:
             _fail(f"messages.{index}.role: Input should be 'user' or 'assistant'")
         content = message.get("content")
         if not isinstance(content, (str, list)):
-            _fail(f"messages.{index}.content: Field required (a string or a list of content blocks)")
+            _fail(
+                f"messages.{index}.content: Field required (a string or a list of content blocks)"
+            )
         if isinstance(content, list) and not all(
             isinstance(block, dict) and isinstance(block.get("type"), str) for block in content
         ):

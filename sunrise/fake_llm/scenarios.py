@@ -120,7 +120,9 @@ class ScenarioBook:
         """The scripted reply for this call; raises ApiError for an error turn."""
         steps = self._steps.get(name)
         if steps is None:
-            raise ApiError(400, f"unknown scenario {name!r}: register it with POST /_control/scenarios")
+            raise ApiError(
+                400, f"unknown scenario {name!r}: register it with POST /_control/scenarios"
+            )
         k = turn.assistant_replies
         if k >= len(steps):
             return text_reply(f"[offline model: scenario {name!r} has no reply {k + 1}]")

@@ -55,7 +55,9 @@ def serve(
 class ServerHandle:
     """A server running on a background thread; `stop()` ends it (idempotent)."""
 
-    def __init__(self, server: uvicorn.Server, thread: threading.Thread, app: ASGIApp, host: str, port: int):
+    def __init__(
+        self, server: uvicorn.Server, thread: threading.Thread, app: ASGIApp, host: str, port: int
+    ):
         self._server = server
         self._thread = thread
         self.app = app
@@ -69,6 +71,9 @@ class ServerHandle:
         return self.app.state.fake_llm
 
     def stop(self, timeout: float = 5.0) -> None:
+        state = getattr(getattr(self.app, "state", None), "fake_llm", None)
+        if state is not None:
+            state.stopping = True
         self._server.should_exit = True
         self._thread.join(timeout)
         if self._thread.is_alive():
@@ -105,7 +110,9 @@ def run_in_thread(
         if not thread.is_alive() or time.monotonic() > deadline:
             server.should_exit = True
             thread.join(2)
-            raise RuntimeError(f"offline model did not start on {host}:{port} within {startup_timeout} s")
+            raise RuntimeError(
+                f"offline model did not start on {host}:{port} within {startup_timeout} s"
+            )
         time.sleep(0.01)
     bound = server.servers[0].sockets[0].getsockname()[1]
     return ServerHandle(server, thread, app, host, bound)
@@ -125,7 +132,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--hang-seconds", type=float, default=600.0)
     args = parser.parse_args(argv)
     serve(
-        args.host, args.port, args.latency_ms, args.jitter_ms,
-        seed=args.seed, hang_seconds=args.hang_seconds,
+        args.host,
+        args.port,
+        args.latency_ms,
+        args.jitter_ms,
+        seed=args.seed,
+        hang_seconds=args.hang_seconds,
     )
     return 0

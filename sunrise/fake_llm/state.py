@@ -53,6 +53,8 @@ class FakeLLMState:
         self.latency = Latency(config.latency_ms, config.jitter_ms, config.seed + 1)
         self.builder = MessageBuilder(self.cache, self.scenarios)
         self.batches = BatchStore(self.clock, config.batch_seconds)
+        # Set by `ServerHandle.stop()` so hung requests end before shutdown waits on them.
+        self.stopping = False
 
     def reset(self) -> None:
         """Back to how the server started: no faults, scenarios, log, cache or

@@ -61,7 +61,7 @@ def as_number(value: str) -> float:
 def error_message(text: str) -> str | None:
     """The message of an `error: ...` result, else None."""
     stripped = text.strip()
-    return stripped[len("error:"):].strip() if stripped.startswith("error:") else None
+    return stripped[len("error:") :].strip() if stripped.startswith("error:") else None
 
 
 def parse_tool_result(text: str) -> QueryResult | None:

@@ -87,7 +87,9 @@ def prompt_blocks(body: dict) -> list[PromptBlock]:
     """The request's prompt as ordered blocks: tools, then system, then messages."""
     blocks = []
     for tool in body.get("tools") or []:
-        blocks.append(_prompt_block("tool", tool, text_tokens(_compact(_without_cache_control(tool)))))
+        blocks.append(
+            _prompt_block("tool", tool, text_tokens(_compact(_without_cache_control(tool))))
+        )
     system = body.get("system")
     if system:
         for block in _as_blocks(system):

@@ -97,7 +97,9 @@ def _deltas(index: int, block: dict) -> list[bytes]:
     else:
         deltas = []
     return [
-        sse_event("content_block_delta", {"type": "content_block_delta", "index": index, "delta": d})
+        sse_event(
+            "content_block_delta", {"type": "content_block_delta", "index": index, "delta": d}
+        )
         for d in deltas
     ]
 
@@ -111,32 +113,56 @@ def stream_events(message: dict) -> list[tuple[str, bytes]]:
     usage = message["usage"]
     start = dict(message, content=[], stop_reason=None, stop_sequence=None, stop_details=None)
     start["usage"] = dict(usage, output_tokens=1)
-    events = [("message_start", sse_event("message_start", {"type": "message_start", "message": start}))]
+    events = [
+        ("message_start", sse_event("message_start", {"type": "message_start", "message": start}))
+    ]
     for index, block in enumerate(message["content"]):
-        events.append(("content_block_start", sse_event("content_block_start", {
-            "type": "content_block_start", "index": index, "content_block": _empty_block(block),
-        })))
+        events.append(
+            (
+                "content_block_start",
+                sse_event(
+                    "content_block_start",
+                    {
+                        "type": "content_block_start",
+                        "index": index,
+                        "content_block": _empty_block(block),
+                    },
+                ),
+            )
+        )
         deltas = _deltas(index, block)
         if index == 0 and deltas:
             events.append(("ping", PING))
         events += [("content_block_delta", delta) for delta in deltas]
-        events.append(("content_block_stop", sse_event(
-            "content_block_stop", {"type": "content_block_stop", "index": index})))
+        events.append(
+            (
+                "content_block_stop",
+                sse_event("content_block_stop", {"type": "content_block_stop", "index": index}),
+            )
+        )
     delta_usage = {
         key: usage[key]
         for key in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
     }
     delta_usage["output_tokens"] = usage["output_tokens"]
     delta_usage["output_tokens_details"] = usage["output_tokens_details"]
-    events.append(("message_delta", sse_event("message_delta", {
-        "type": "message_delta",
-        "delta": {
-            "stop_reason": message["stop_reason"],
-            "stop_sequence": message["stop_sequence"],
-            "stop_details": message.get("stop_details"),
-        },
-        "usage": delta_usage,
-    })))
+    events.append(
+        (
+            "message_delta",
+            sse_event(
+                "message_delta",
+                {
+                    "type": "message_delta",
+                    "delta": {
+                        "stop_reason": message["stop_reason"],
+                        "stop_sequence": message["stop_sequence"],
+                        "stop_details": message.get("stop_details"),
+                    },
+                    "usage": delta_usage,
+                },
+            ),
+        )
+    )
     events.append(("message_stop", sse_event("message_stop", {"type": "message_stop"})))
     return events
 

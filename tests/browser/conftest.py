@@ -1,19 +1,20 @@
 """Fixtures for the console's browser tests: the real API over real HTTP, and headless Chromium.
 
-The API is the real Flask app served by werkzeug's threaded server on 127.0.0.1 (an
-ephemeral port), backed by the session's MariaDB, Redis, the in-process Celery worker and
-the offline model. The browser is Debian's ``/usr/bin/chromium`` driven by Playwright's
-Python client; .ci/run installs it. Nothing is skipped: a missing browser fails the run.
+The API is the real app under gunicorn with gevent workers (``tests.utils.live_api``,
+127.0.0.1, an ephemeral port), backed by the session's MariaDB, Redis, the in-process
+Celery worker and the offline model. The browser is Debian's ``/usr/bin/chromium``
+driven by Playwright's Python client; .ci/run installs it. Nothing is skipped: a
+missing browser fails the run. Screenshots are kept under test-artifacts/browser/.
 """
 from __future__ import annotations
 
-import threading
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from tests.utils.live_api import LiveApi
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -25,47 +26,19 @@ ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "browser"
 UI_TIMEOUT_MS = 60_000
 
 
-@dataclass
-class LiveApi:
-    base_url: str
-    server: object
-    thread: threading.Thread
-
-    def stop(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-        self.thread.join(timeout=10)
-
-
-def serve_app(settings) -> LiveApi:
-    """Serve ``create_app(settings=settings)`` on 127.0.0.1 in a daemon thread.
-
-    Threaded, because an open SSE stream holds its request thread for the job's life.
-    """
-    from werkzeug.serving import make_server
-
-    from api import create_app
-
-    server = make_server("127.0.0.1", 0, create_app(settings=settings), threaded=True)
-    thread = threading.Thread(target=server.serve_forever, name="live-api", daemon=True)
-    thread.start()
-    return LiveApi(f"http://127.0.0.1:{server.server_port}", server, thread)
-
-
 @pytest.fixture(scope="session")
 def live_api(base_settings, celery_worker) -> Iterator[LiveApi]:
-    """The real API over HTTP, with the real worker consuming what it enqueues."""
-    api = serve_app(base_settings)
-    yield api
-    api.stop()
+    """The real API (gunicorn + gevent, a subprocess on 127.0.0.1) with the real worker
+    consuming what it enqueues."""
+    with LiveApi(base_settings) as api:
+        yield api
 
 
 @pytest.fixture(scope="session")
 def strict_live_api(base_settings, celery_worker) -> Iterator[LiveApi]:
-    """A second API process-alike whose rate limit refuses every job (429 on submit)."""
-    api = serve_app(base_settings.model_copy(update={"rate_limit_per_minute": 0}))
-    yield api
-    api.stop()
+    """A second API whose rate limit refuses every job submission (429)."""
+    with LiveApi(base_settings, rate_limit_per_minute=0) as api:
+        yield api
 
 
 @pytest.fixture(scope="session")

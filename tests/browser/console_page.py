@@ -5,6 +5,7 @@ never ``wait_for_function`` with a string.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 # Vega's SVG renderer draws each mark group as <g class="mark-<type> role-mark">
@@ -17,10 +18,11 @@ class ConsolePage:
     page: object
     base_url: str
 
-    def open(self, key: str | None = None) -> "ConsolePage":
+    def open(self, key: str | None = None) -> ConsolePage:
         """Load ``GET /`` and, when given, save ``key`` through the key form."""
         self.page.goto(f"{self.base_url}/")
-        self.page.locator("#ask").wait_for()
+        # The key state is written by console.js: once it shows, the forms are wired.
+        self.page.locator("#key-state", has_text=re.compile(r"\S")).wait_for()
         if key is not None:
             self.save_key(key)
         return self
@@ -28,10 +30,11 @@ class ConsolePage:
     def save_key(self, key: str) -> None:
         self.page.fill("#api-key", key)
         self.page.click("#save-key")
-        self.page.locator("#key-state", has_text="key saved").wait_for()
+        # A bad key may be refused (by the sidebar's loads) before this looks.
+        self.page.locator("#key-state", has_text=re.compile(r"^key (saved|rejected)$")).wait_for()
 
     def ask(self, question: str) -> None:
-        """Type and send a question; returns once the job is accepted (Cancel shows)."""
+        """Type a question and press Ask; returns at once (wait for what should follow)."""
         self.page.fill("#question", question)
         self.page.click("#ask")
 

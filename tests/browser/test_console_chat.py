@@ -62,6 +62,10 @@ def test_question_streams_progress_and_renders_a_chart(page, live_api, console_k
     assert data_box.locator("tbody tr").count() == len(truth)
     assert str(top_flights) in _digits(data_box.inner_text())
 
+    # All of that ran under the console's strict CSP: no eval, nothing from elsewhere.
+    csp = page.request.get(f"{live_api.base_url}/").headers["content-security-policy"]
+    assert "script-src 'self';" in csp and "unsafe-eval" not in csp
+
     shot = save_screenshot(page, "answer-with-chart")
     assert shot.stat().st_size > 20_000
     assert page.console_errors == []

@@ -3,6 +3,8 @@ limit, a failed job with its message, and a job cancelled from the Cancel button
 """
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from tests.browser.conftest import save_screenshot
@@ -25,6 +27,7 @@ def test_a_rejected_key_says_so(page, live_api):
     assert "API key is missing or was rejected" in console.error_text()
     assert page.locator("#error").get_attribute("data-status") == "401"
     assert page.locator("#key-form.needs-key").count() == 1
+    assert page.locator("#key-state").inner_text() == "key rejected"
 
     # Asking with it fails the same way, and the question is kept for a retry.
     page.click("#error-dismiss")
@@ -39,16 +42,19 @@ def test_a_rate_limit_shows_when_to_retry(page, strict_live_api, console_key):
     console = ConsolePage(page, strict_live_api.base_url).open(console_key)
     console.ask(QUESTION)
     text = console.error_text()
-    assert "Rate limited (429)" in text and "Retry after" in text, text
+    assert "Rate limited (429)" in text, text
+    assert re.search(r"retry (in|after) \d+ s", text, re.IGNORECASE), text
+    assert ".." not in text
     assert page.locator("#question").input_value() == QUESTION
     save_screenshot(page, "error-rate-limited")
 
 
 def test_a_failed_job_shows_its_code_and_message(page, live_api, console_key, fake_llm,
                                                  base_settings):
-    # A model that never stops calling tools runs into the round limit.
-    loop = [{"tool_calls": [{"sql": f"SELECT {i} AS n"}]}
-            for i in range(base_settings.max_tool_rounds + 2)]
+    # A model that never stops calling tools runs into the round limit; it repeats
+    # itself, so the trace shows queries answered from the job's SQL cache too.
+    rounds = base_settings.max_tool_rounds
+    loop = [{"tool_calls": [{"sql": f"SELECT {i % 3} AS n"}]} for i in range(rounds + 2)]
     marker = fake_llm.scenario("browser-endless-tools", loop)
     console = ConsolePage(page, live_api.base_url).open(console_key)
 
@@ -59,9 +65,11 @@ def test_a_failed_job_shows_its_code_and_message(page, live_api, console_key, fa
     assert "tool_round_limit" in job_error.inner_text()
     assert "narrower question" in job_error.inner_text()
     assert "tool_round_limit" in console.error_text()
-    # Each of those rounds showed up live as an SQL step.
+    # Each of those rounds showed up live as an SQL step; repeats came from the cache.
     steps = page.locator("#progress [data-kind=tool_call]")
-    assert steps.count() == base_settings.max_tool_rounds
+    assert steps.count() == rounds
+    assert steps.locator(".chip", has_text="cached").count() == rounds - 3
+    assert steps.locator(".chip", has_text="executed").count() == 3
     save_screenshot(page, "error-failed-job")
     assert page.console_errors == []
 
@@ -72,9 +80,12 @@ def test_cancel_stops_a_running_job(page, live_api, console_key, fake_llm):
     console = ConsolePage(page, live_api.base_url).open(console_key)
 
     console.ask(QUESTION)
+    console.wait_for_status("running")  # on a worker, so the cancel lands at a round boundary
     page.locator("#cancel").click()
     page.locator("[data-testid=job-cancelled]").wait_for()
     console.wait_for_status("cancelled")
     assert page.locator("#cancel").is_hidden() and page.locator("#ask").is_enabled()
     assert page.locator("#answer .chart").count() == 0
+    trace = page.locator("#progress").text_content()
+    assert "Cancel requested" in trace and "Cancelled" in trace, trace
     assert page.console_errors == []

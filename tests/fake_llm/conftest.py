@@ -1,5 +1,6 @@
-"""Fixtures for the offline model: one real server per session on 127.0.0.1 with
-an ephemeral port, reset before each test, driven by the real Anthropic SDK."""
+"""Fixtures for the offline model's own tests: the session server of tests/conftest.py
+(`fake_llm_server`, 127.0.0.1, ephemeral port), reset before each test and driven
+by the real Anthropic SDK and a raw control-plane client."""
 
 from __future__ import annotations
 
@@ -7,16 +8,7 @@ import anthropic
 import httpx
 import pytest
 
-from sunrise.fake_llm import run_in_thread
-
 MODEL = "claude-sonnet-4-6"
-
-
-@pytest.fixture(scope="session")
-def fake_llm_server():
-    handle = run_in_thread(port=0, startup_timeout=10)
-    yield handle
-    handle.stop()
 
 
 @pytest.fixture
@@ -108,7 +100,9 @@ def analyst_request():
         request = {
             "model": MODEL,
             "max_tokens": 2048,
-            "system": [{"type": "text", "text": ANALYST_SYSTEM, "cache_control": {"type": "ephemeral"}}],
+            "system": [
+                {"type": "text", "text": ANALYST_SYSTEM, "cache_control": {"type": "ephemeral"}}
+            ],
             "tools": [SQL_TOOL],
             "messages": messages,
         }
@@ -130,10 +124,16 @@ def flights_db():
     db.execute("INSERT INTO airlines VALUES ('UA', 'United'), ('AA', 'American'), ('DL', 'Delta')")
     rows = [
         (2013, m, 1, d, d - 3, c, 100 + i, o, "LAX", dist)
-        for i, (m, d, c, o, dist) in enumerate([
-            (1, 5.0, "UA", "JFK", 2475.0), (1, 12.0, "UA", "EWR", 2454.0), (2, -3.0, "UA", "JFK", 2475.0),
-            (2, 30.0, "AA", "LGA", 1389.0), (3, 8.0, "AA", "JFK", 2475.0), (3, 1.0, "DL", "LGA", 762.0),
-        ])
+        for i, (m, d, c, o, dist) in enumerate(
+            [
+                (1, 5.0, "UA", "JFK", 2475.0),
+                (1, 12.0, "UA", "EWR", 2454.0),
+                (2, -3.0, "UA", "JFK", 2475.0),
+                (2, 30.0, "AA", "LGA", 1389.0),
+                (3, 8.0, "AA", "JFK", 2475.0),
+                (3, 1.0, "DL", "LGA", 762.0),
+            ]
+        )
     ]
     db.executemany("INSERT INTO flights VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
     yield db

@@ -12,10 +12,12 @@ HELLO = {"model": MODEL, "max_tokens": 64, "messages": [{"role": "user", "conten
 
 
 def test_batch_is_in_progress_then_ends_with_jsonl_results(client, control):
-    batch = client.messages.batches.create(requests=[
-        {"custom_id": "ok", "params": HELLO},
-        {"custom_id": "bad", "params": {"model": MODEL, "messages": []}},
-    ])
+    batch = client.messages.batches.create(
+        requests=[
+            {"custom_id": "ok", "params": HELLO},
+            {"custom_id": "bad", "params": {"model": MODEL, "messages": []}},
+        ]
+    )
     assert batch.id.startswith("msgbatch_") and batch.processing_status == "in_progress"
     assert batch.request_counts.processing == 2 and batch.results_url is None
 
@@ -58,9 +60,12 @@ def test_hundreds_of_requests_per_second(server):
         limits = httpx.Limits(max_connections=32)
         async with httpx.AsyncClient(base_url=server.base_url, limits=limits, timeout=10) as http:
             started = time.monotonic()
-            responses = await asyncio.gather(*[
-                http.post("/v1/messages", json=HELLO, headers={"x-api-key": "k"}) for _ in range(count)
-            ])
+            responses = await asyncio.gather(
+                *[
+                    http.post("/v1/messages", json=HELLO, headers={"x-api-key": "k"})
+                    for _ in range(count)
+                ]
+            )
             elapsed = time.monotonic() - started
         assert all(r.status_code == 200 for r in responses)
         return elapsed
@@ -71,7 +76,8 @@ def test_hundreds_of_requests_per_second(server):
 
 def test_unknown_auth_scheme_is_401(server):
     response = httpx.post(
-        f"{server.base_url}/v1/messages/batches", json={"requests": []},
+        f"{server.base_url}/v1/messages/batches",
+        json={"requests": []},
         headers={"authorization": "Basic abc"},
     )
     assert response.status_code == 401

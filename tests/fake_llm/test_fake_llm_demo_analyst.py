@@ -35,17 +35,23 @@ def _tool_loop(client, analyst_request, run_sql_tool, question: str, query_id: i
         "tool_use_id": tool_use.id,
         "content": run_sql_tool(tool_use.input["sql"], query_id),
     }
-    answer = client.messages.create(**analyst_request([
-        *first["messages"],
-        {"role": "assistant", "content": call.content},
-        {"role": "user", "content": [result]},
-    ]))
+    answer = client.messages.create(
+        **analyst_request(
+            [
+                *first["messages"],
+                {"role": "assistant", "content": call.content},
+                {"role": "user", "content": [result]},
+            ]
+        )
+    )
     assert answer.stop_reason == "end_turn" and len(answer.content) == 1
     return tool_use.input["sql"], json.loads(answer.content[0].text)
 
 
 @pytest.mark.parametrize("question", QUESTIONS)
-def test_questions_become_sql_that_runs_and_json_answers(client, analyst_request, run_sql_tool, question):
+def test_questions_become_sql_that_runs_and_json_answers(
+    client, analyst_request, run_sql_tool, question
+):
     _sql, answer = _tool_loop(client, analyst_request, run_sql_tool, question)
     assert set(answer) == {"answerText", "charts"}
     assert "offline demo model" in answer["answerText"]
@@ -53,18 +59,30 @@ def test_questions_become_sql_that_runs_and_json_answers(client, analyst_request
         assert chart["query_id"] == 3 and "{{chart:0}}" in answer["answerText"]
 
 
-def test_grouped_count_answer_names_the_top_row_and_binds_the_chart(client, analyst_request, run_sql_tool):
-    sql, answer = _tool_loop(client, analyst_request, run_sql_tool, "How many flights did each carrier fly?")
+def test_grouped_count_answer_names_the_top_row_and_binds_the_chart(
+    client, analyst_request, run_sql_tool
+):
+    sql, answer = _tool_loop(
+        client, analyst_request, run_sql_tool, "How many flights did each carrier fly?"
+    )
     assert sql == "SELECT carrier, count(*) AS flights FROM flights GROUP BY 1 ORDER BY 2 DESC"
-    assert answer["charts"] == [{
-        "type": "bar", "title": "Flights by carrier", "query_id": 3,
-        "x": "carrier", "y": ["flights"], "series": None,
-    }]
+    assert answer["charts"] == [
+        {
+            "type": "bar",
+            "title": "Flights by carrier",
+            "query_id": 3,
+            "x": "carrier",
+            "y": ["flights"],
+            "series": None,
+        }
+    ]
     assert "UA has the highest flights, at 3" in answer["answerText"]
 
 
 def test_trend_is_a_line_chart_ordered_by_month(client, analyst_request, run_sql_tool):
-    sql, answer = _tool_loop(client, analyst_request, run_sql_tool, "Average departure delay per month")
+    sql, answer = _tool_loop(
+        client, analyst_request, run_sql_tool, "Average departure delay per month"
+    )
     assert sql.endswith("GROUP BY 1 ORDER BY 1") and "avg(dep_delay)" in sql
     assert answer["charts"][0]["type"] == "line" and answer["charts"][0]["x"] == "month"
     assert "peaks at 13.5 in month 2" in answer["answerText"]
@@ -80,29 +98,44 @@ def test_sql_error_result_gets_an_explaining_answer(client, analyst_request):
     first = analyst_request([{"role": "user", "content": "How many flights are there?"}])
     call = client.messages.create(**first)
     error = {
-        "type": "tool_result", "tool_use_id": call.content[-1].id, "is_error": True,
+        "type": "tool_result",
+        "tool_use_id": call.content[-1].id,
+        "is_error": True,
         "content": "error: Catalog Error: Table with name flights does not exist!",
     }
-    answer = client.messages.create(**analyst_request([
-        *first["messages"], {"role": "assistant", "content": call.content},
-        {"role": "user", "content": [error]},
-    ]))
+    answer = client.messages.create(
+        **analyst_request(
+            [
+                *first["messages"],
+                {"role": "assistant", "content": call.content},
+                {"role": "user", "content": [error]},
+            ]
+        )
+    )
     parsed = json.loads(answer.content[0].text)
-    assert "Table with name flights does not exist" in parsed["answerText"] and parsed["charts"] == []
+    assert (
+        "Table with name flights does not exist" in parsed["answerText"] and parsed["charts"] == []
+    )
 
 
 def test_unmappable_question_gets_an_honest_answer_without_a_tool_call(client, analyst_request):
-    reply = client.messages.create(**analyst_request([{"role": "user", "content": "Tell me a joke"}]))
+    reply = client.messages.create(
+        **analyst_request([{"role": "user", "content": "Tell me a joke"}])
+    )
     assert reply.stop_reason == "end_turn" and [b.type for b in reply.content] == ["text"]
     assert "could not answer this question" in json.loads(reply.content[0].text)["answerText"]
 
 
 def test_prior_turns_do_not_confuse_the_current_question(client, analyst_request):
-    reply = client.messages.create(**analyst_request([
-        {"role": "user", "content": "How many airlines are there?"},
-        {"role": "assistant", "content": '{"answerText": "3", "charts": []}'},
-        {"role": "user", "content": "Total distance by origin"},
-    ]))
+    reply = client.messages.create(
+        **analyst_request(
+            [
+                {"role": "user", "content": "How many airlines are there?"},
+                {"role": "assistant", "content": '{"answerText": "3", "charts": []}'},
+                {"role": "user", "content": "Total distance by origin"},
+            ]
+        )
+    )
     assert reply.content[-1].input["sql"].startswith("SELECT origin, sum(distance)")
 
 
@@ -110,13 +143,28 @@ def test_summary_block_after_25_rows_is_ignored(client, analyst_request):
     first = analyst_request([{"role": "user", "content": "How many flights did each carrier fly?"}])
     call = client.messages.create(**first)
     rows = "\n".join(f"C{i},{100 - i}" for i in range(25))
-    text = (f"query_id=7 rows=40 shown=25\ncarrier,flights\n{rows}\n\n"
-            "summary over all 40 rows\ncolumn,count,total,min,max,avg\nflights,40,3000,1,100,75")
-    result = {"type": "tool_result", "tool_use_id": call.content[-1].id, "content": [{"type": "text", "text": text}]}
-    answer = json.loads(client.messages.create(**analyst_request([
-        *first["messages"], {"role": "assistant", "content": call.content},
-        {"role": "user", "content": [result]},
-    ])).content[0].text)
+    text = (
+        f"query_id=7 rows=40 shown=25\ncarrier,flights\n{rows}\n\n"
+        "summary over all 40 rows\ncolumn,count,total,min,max,avg\nflights,40,3000,1,100,75"
+    )
+    result = {
+        "type": "tool_result",
+        "tool_use_id": call.content[-1].id,
+        "content": [{"type": "text", "text": text}],
+    }
+    answer = json.loads(
+        client.messages.create(
+            **analyst_request(
+                [
+                    *first["messages"],
+                    {"role": "assistant", "content": call.content},
+                    {"role": "user", "content": [result]},
+                ]
+            )
+        )
+        .content[0]
+        .text
+    )
     assert answer["charts"][0]["query_id"] == 7
     assert "C0 has the highest flights, at 100" in answer["answerText"]
     assert "40 rows, showing the first 25" in answer["answerText"]

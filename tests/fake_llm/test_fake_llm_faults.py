@@ -16,7 +16,9 @@ def _statuses(entries: list[dict]) -> list[int]:
     return [entry["status"] for entry in entries]
 
 
-def test_sdk_retries_recover_from_429_and_529_honouring_retry_after(make_client, arm_fault, request_log):
+def test_sdk_retries_recover_from_429_and_529_honouring_retry_after(
+    make_client, arm_fault, request_log
+):
     arm_fault("429", count=1, retry_after=0.01)
     arm_fault("529", count=1, retry_after=0.01)
     client = make_client(max_retries=2)
@@ -67,7 +69,10 @@ def test_stream_error_arrives_mid_stream_and_waits_for_a_streaming_call(client, 
     arm_fault("stream_error")
     assert client.messages.create(**HELLO).stop_reason == "end_turn"  # not a stream: untouched
     seen = []
-    with pytest.raises(anthropic.APIStatusError) as caught, client.messages.stream(**HELLO) as stream:
+    with (
+        pytest.raises(anthropic.APIStatusError) as caught,
+        client.messages.stream(**HELLO) as stream,
+    ):
         for event in stream:
             seen.append(event.type)
     assert "message_start" in seen and "message_stop" not in seen
@@ -75,7 +80,9 @@ def test_stream_error_arrives_mid_stream_and_waits_for_a_streaming_call(client, 
 
 
 def test_max_tokens_refusal_and_pause_turn(client, arm_fault, analyst_request):
-    question = analyst_request([{"role": "user", "content": "How many flights did each carrier fly?"}])
+    question = analyst_request(
+        [{"role": "user", "content": "How many flights did each carrier fly?"}]
+    )
     arm_fault("max_tokens")
     cut = client.messages.create(**question)
     assert cut.stop_reason == "max_tokens" and [b.type for b in cut.content] == ["text"]
@@ -87,9 +94,15 @@ def test_max_tokens_refusal_and_pause_turn(client, arm_fault, analyst_request):
     arm_fault("pause_turn")
     paused = client.messages.create(**question)
     assert paused.stop_reason == "pause_turn"
-    resumed = client.messages.create(**dict(question, messages=[
-        *question["messages"], {"role": "assistant", "content": paused.content},
-    ]))
+    resumed = client.messages.create(
+        **dict(
+            question,
+            messages=[
+                *question["messages"],
+                {"role": "assistant", "content": paused.content},
+            ],
+        )
+    )
     assert resumed.stop_reason == "tool_use"
 
 
@@ -97,22 +110,30 @@ def _final_answer(client, analyst_request, run_sql_tool) -> str:
     first = analyst_request([{"role": "user", "content": "How many flights did each carrier fly?"}])
     call = client.messages.create(**first)
     tool_use = call.content[-1]
-    result = {"type": "tool_result", "tool_use_id": tool_use.id, "content": run_sql_tool(tool_use.input["sql"])}
-    second = analyst_request([
-        *first["messages"],
-        {"role": "assistant", "content": call.content},
-        {"role": "user", "content": [result]},
-    ])
+    result = {
+        "type": "tool_result",
+        "tool_use_id": tool_use.id,
+        "content": run_sql_tool(tool_use.input["sql"]),
+    }
+    second = analyst_request(
+        [
+            *first["messages"],
+            {"role": "assistant", "content": call.content},
+            {"role": "user", "content": [result]},
+        ]
+    )
     return client.messages.create(**second).content[0].text
 
 
 @pytest.mark.parametrize("kind", ["prose_before_json", "fenced_json", "invalid_json", "no_json"])
-def test_answer_shaping_faults_wait_for_the_final_answer(client, arm_fault, analyst_request, run_sql_tool, kind):
+def test_answer_shaping_faults_wait_for_the_final_answer(
+    client, arm_fault, analyst_request, run_sql_tool, kind
+):
     arm_fault(kind)
     text = _final_answer(client, analyst_request, run_sql_tool)
     if kind == "prose_before_json":
         assert not text.startswith("{") and '{"answerText"' in text
-        json.loads(text[text.index("{"):])
+        json.loads(text[text.index("{") :])
     elif kind == "fenced_json":
         assert "```json\n{" in text
         json.loads(text.split("```json\n")[1].split("\n```")[0])
@@ -122,17 +143,27 @@ def test_answer_shaping_faults_wait_for_the_final_answer(client, arm_fault, anal
         assert ("answerText" in text) == (kind == "invalid_json")
 
 
-def test_repeat_sql_repeats_the_previous_query_exactly(client, arm_fault, analyst_request, run_sql_tool):
+def test_repeat_sql_repeats_the_previous_query_exactly(
+    client, arm_fault, analyst_request, run_sql_tool
+):
     first = analyst_request([{"role": "user", "content": "Average departure delay by carrier"}])
     call = client.messages.create(**first)
     sql = call.content[-1].input["sql"]
     arm_fault("repeat_sql")
-    result = {"type": "tool_result", "tool_use_id": call.content[-1].id, "content": run_sql_tool(sql)}
-    again = client.messages.create(**analyst_request([
-        *first["messages"],
-        {"role": "assistant", "content": call.content},
-        {"role": "user", "content": [result]},
-    ]))
+    result = {
+        "type": "tool_result",
+        "tool_use_id": call.content[-1].id,
+        "content": run_sql_tool(sql),
+    }
+    again = client.messages.create(
+        **analyst_request(
+            [
+                *first["messages"],
+                {"role": "assistant", "content": call.content},
+                {"role": "user", "content": [result]},
+            ]
+        )
+    )
     assert again.stop_reason == "tool_use"
     assert again.content[-1].name == "execute_sql" and again.content[-1].input == {"sql": sql}
 

@@ -37,8 +37,11 @@ def test_plain_call_parses_with_ids_usage_and_request_id(client):
 
 
 def test_stream_final_message_equals_plain_response(client, add_scenario):
-    tricky_sql = 'SELECT "name", count(*) AS n FROM t WHERE x = \'a\\b\' -- é\n GROUP BY 1'
-    add_scenario("both", [{"text": "Let me check.", "tool_calls": [{"sql": tricky_sql}, {"sql": "SELECT 2"}]}])
+    tricky_sql = "SELECT \"name\", count(*) AS n FROM t WHERE x = 'a\\b' -- é\n GROUP BY 1"
+    add_scenario(
+        "both",
+        [{"text": "Let me check.", "tool_calls": [{"sql": tricky_sql}, {"sql": "SELECT 2"}]}],
+    )
     request = {
         "model": MODEL,
         "max_tokens": 512,
@@ -60,7 +63,9 @@ def test_stream_final_message_equals_plain_response(client, add_scenario):
 def test_stream_wire_format_is_event_data_blank_line(server, add_scenario):
     add_scenario("wire", [{"text": "one two three four five six seven"}])
     body = {
-        "model": MODEL, "max_tokens": 100, "stream": True,
+        "model": MODEL,
+        "max_tokens": 100,
+        "stream": True,
         "messages": [{"role": "user", "content": "[[scenario:wire]]"}],
     }
     response = httpx.post(f"{server.base_url}/v1/messages", json=body, headers={"x-api-key": "k"})
@@ -70,7 +75,7 @@ def test_stream_wire_format_is_event_data_blank_line(server, add_scenario):
     for frame in frames[:-1]:
         event_line, data_line = frame.split("\n")
         assert event_line.startswith("event: ") and data_line.startswith("data: ")
-        data = data_line[len("data: "):]
+        data = data_line[len("data: ") :]
         if event_line != "event: ping":
             assert data == json.dumps(json.loads(data), separators=(",", ":"), ensure_ascii=False)
     assert 'event: ping\ndata: {"type": "ping"}' in response.text
@@ -101,7 +106,10 @@ def test_bearer_token_is_accepted_and_missing_auth_is_401(server, make_client):
         ({"max_tokens": 0}, "max_tokens"),
         ({"messages": []}, "at least one message"),
         ({"messages": [{"role": "assistant", "content": "hi"}]}, "first message"),
-        ({"messages": [{"role": "user", "content": "a"}, {"role": "user", "content": "b"}]}, "alternate"),
+        (
+            {"messages": [{"role": "user", "content": "a"}, {"role": "user", "content": "b"}]},
+            "alternate",
+        ),
     ],
 )
 def test_invalid_requests_are_400_invalid_request_error(client, patch, fragment):
@@ -124,7 +132,9 @@ def test_unknown_route_is_anthropic_404(server):
 def test_count_tokens_matches_usage_of_the_same_prompt(client, analyst_request):
     request = analyst_request([{"role": "user", "content": "How many flights are there?"}])
     counted = client.messages.count_tokens(
-        model=request["model"], system=request["system"], tools=request["tools"],
+        model=request["model"],
+        system=request["system"],
+        tools=request["tools"],
         messages=request["messages"],
     )
     usage = client.messages.create(**request).usage

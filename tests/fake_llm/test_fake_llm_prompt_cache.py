@@ -84,12 +84,14 @@ def test_cache_is_scoped_by_model(client):
 
 
 def test_multiple_breakpoints_hit_the_longest_cached_prefix(client):
-    tools = [{
-        "name": "execute_sql",
-        "description": BIG_TOOL_DOC,
-        "input_schema": {"type": "object", "properties": {"sql": {"type": "string"}}},
-        "cache_control": {"type": "ephemeral"},
-    }]
+    tools = [
+        {
+            "name": "execute_sql",
+            "description": BIG_TOOL_DOC,
+            "input_schema": {"type": "object", "properties": {"sql": {"type": "string"}}},
+            "cache_control": {"type": "ephemeral"},
+        }
+    ]
     first = _call(client, tools=tools)
     tools_tokens = first.cache_creation_input_tokens - _system_tokens()
     assert tools_tokens > 1024
@@ -108,9 +110,12 @@ def test_breakpoint_on_the_conversation_caches_the_whole_prefix(client):
     history = [
         {"role": "user", "content": "Earlier question " * 300},
         {"role": "assistant", "content": "Earlier answer."},
-        {"role": "user", "content": [
-            {"type": "text", "text": "And now?", "cache_control": {"type": "ephemeral"}},
-        ]},
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "And now?", "cache_control": {"type": "ephemeral"}},
+            ],
+        },
     ]
     first = client.messages.create(model=MODEL, max_tokens=50, messages=history)
     assert first.usage.input_tokens == 0 and first.usage.cache_creation_input_tokens > 1024

@@ -13,11 +13,14 @@ def _ask(client, messages, **extra):
 
 
 def test_scenario_turns_follow_the_tool_loop_of_the_current_question(client, add_scenario):
-    add_scenario("two-queries", [
-        {"tool_calls": [{"sql": "SELECT 1"}], "text": "First query."},
-        {"tool_calls": [{"sql": "SELECT 2"}, {"sql": "SELECT 3"}]},
-        {"text": '{"answerText": "done", "charts": []}'},
-    ])
+    add_scenario(
+        "two-queries",
+        [
+            {"tool_calls": [{"sql": "SELECT 1"}], "text": "First query."},
+            {"tool_calls": [{"sql": "SELECT 2"}, {"sql": "SELECT 3"}]},
+            {"text": '{"answerText": "done", "charts": []}'},
+        ],
+    )
     messages = [
         {"role": "user", "content": "earlier question"},
         {"role": "assistant", "content": "earlier answer"},
@@ -30,24 +33,49 @@ def test_scenario_turns_follow_the_tool_loop_of_the_current_question(client, add
         assert [c.input["sql"] for c in calls] == expected
         messages += [
             {"role": "assistant", "content": reply.content},
-            {"role": "user", "content": [
-                {"type": "tool_result", "tool_use_id": c.id, "content": "query_id=1 rows=1 shown=1\nx\n1"}
-                for c in calls
-            ]},
+            {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": c.id,
+                        "content": "query_id=1 rows=1 shown=1\nx\n1",
+                    }
+                    for c in calls
+                ],
+            },
         ]
     final = _ask(client, messages)
-    assert final.stop_reason == "end_turn" and final.content[0].text.startswith('{"answerText": "done"')
+    assert final.stop_reason == "end_turn" and final.content[0].text.startswith(
+        '{"answerText": "done"'
+    )
     messages += [{"role": "assistant", "content": final.content}]
-    assert "has no reply 4" in _ask(client, messages + [{"role": "user", "content": [
-        {"type": "tool_result", "tool_use_id": "x", "content": "late"}]}]).content[0].text
+    assert (
+        "has no reply 4"
+        in _ask(
+            client,
+            messages
+            + [
+                {
+                    "role": "user",
+                    "content": [{"type": "tool_result", "tool_use_id": "x", "content": "late"}],
+                }
+            ],
+        )
+        .content[0]
+        .text
+    )
 
 
 def test_scenario_stop_reasons_and_error_turns(make_client, add_scenario, request_log):
-    add_scenario("flaky", [
-        {"error": 529, "retry_after": 0.01},
-        {"error": 429, "retry_after": 0.01},
-        {"stop_reason": "max_tokens", "text": "partial"},
-    ])
+    add_scenario(
+        "flaky",
+        [
+            {"error": 529, "retry_after": 0.01},
+            {"error": 429, "retry_after": 0.01},
+            {"stop_reason": "max_tokens", "text": "partial"},
+        ],
+    )
     reply = _ask(make_client(max_retries=2), [{"role": "user", "content": "[[scenario:flaky]]"}])
     assert reply.stop_reason == "max_tokens" and reply.content[0].text == "partial"
     assert [e["status"] for e in request_log()] == [529, 429, 200]
@@ -58,7 +86,9 @@ def test_unknown_scenario_and_bad_specs_are_400(client, control):
     with pytest.raises(anthropic.BadRequestError, match="unknown scenario"):
         _ask(client, [{"role": "user", "content": "[[scenario:missing]]"}])
     assert control.post("/scenarios", json={"name": "x", "turns": []}).status_code == 400
-    assert control.post("/scenarios", json={"name": "x", "turns": [{"bogus": 1}]}).status_code == 400
+    assert (
+        control.post("/scenarios", json={"name": "x", "turns": [{"bogus": 1}]}).status_code == 400
+    )
     bad_stop = {"name": "x", "turns": [{"stop_reason": "bored", "text": ""}]}
     assert control.post("/scenarios", json=bad_stop).status_code == 400
 

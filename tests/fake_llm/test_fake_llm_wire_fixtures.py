@@ -92,7 +92,10 @@ def test_every_recorded_fixture_replays_through_the_sdk(fixture_server, name):
 
 EQUIVALENTS = {
     "basic_response.txt": ({"text": "Hello there!"}, None),
-    "stream-b-fallback.sse": ({"text": "Solar eclipses happen when the Moon passes between."}, None),
+    "stream-b-fallback.sse": (
+        {"text": "Solar eclipses happen when the Moon passes between."},
+        None,
+    ),
     "tool_use_response.txt": (
         {
             "text": "I'll check the current weather in Paris for you.",
@@ -105,7 +108,9 @@ EQUIVALENTS = {
 
 
 @pytest.mark.parametrize("name", sorted(EQUIVALENTS))
-def test_offline_model_streams_like_the_recording(fixture_server, server, add_scenario, arm_fault, name):
+def test_offline_model_streams_like_the_recording(
+    fixture_server, server, add_scenario, arm_fault, name
+):
     turn, fault = EQUIVALENTS[name]
     add_scenario("same", [turn])
     if fault:
