@@ -9,11 +9,12 @@ from celery import Celery
 from flask import Flask, current_app
 from sqlalchemy.orm import Session
 
+from api.event_hub import EventHub
 from shared.config import Settings
 from shared.db import session_factory
 from shared.events import EventLog
 from shared.queue import make_celery
-from shared.redis_client import redis_for
+from shared.redis_client import dedicated_redis, redis_for
 
 
 class Services:
@@ -33,6 +34,11 @@ class Services:
     def events(self) -> EventLog:
         return EventLog(self.redis, maxlen=self.settings.events_maxlen,
                         ttl_s=self.settings.events_ttl_s)
+
+    @functools.cached_property
+    def event_hub(self) -> EventHub:
+        """Wakes every client waiting for job events through one Redis reader."""
+        return EventHub(self.events, lambda: dedicated_redis(self.settings.redis_url))
 
     @functools.cached_property
     def batch_events(self) -> EventLog:

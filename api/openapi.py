@@ -93,6 +93,11 @@ def _schema(model: type[BaseModel], schemas: dict) -> dict:
 def _response(model, schemas: dict) -> dict:
     if model is None:
         return {"description": "No content"}
+    if isinstance(model, tuple):  # (description, media types) of a non-JSON body
+        description, *media_types = model
+        return {"description": description,
+                "content": {m: {"schema": {"type": "object" if m.endswith("json") else "string"}}
+                            for m in media_types}}
     if isinstance(model, str):
         return {"description": model, "content": {"text/event-stream": {"schema": {"type": "string"}}}}
     schemas.setdefault(model.__name__, _schema(model, schemas))

@@ -1,19 +1,72 @@
-"""Server-Sent Events from a Redis event stream: resumable, heart-beating, self-closing."""
+"""Server-Sent Events from a Redis event stream: resumable, heart-beating, self-closing.
+
+The Redis stream entry ids are the SSE ``id:`` values, so a reconnecting client's
+``Last-Event-ID`` names exactly where to go on: nothing is lost and nothing repeats.
+"""
 from __future__ import annotations
 
 import json
 import logging
+import re
 import time
 from collections.abc import Callable, Iterator
 
-from shared.events import EventLog
+import redis
+
+from api.event_hub import EventHub, HubUnavailable, id_order
+from shared.errors import BadRequest
+from shared.events import Event, EventLog
 
 logger = logging.getLogger(__name__)
+
+STREAM_ID = re.compile(r"^\d{1,20}-\d{1,20}$")
+START = "0-0"
+# Sent to every proxy between a stream's events: nginx does not buffer the body.
+SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+HEARTBEAT = ": keep-alive\n\n"
+
+
+def resume_point(header: str | None, query: str | None) -> str:
+    """The stream id to resume after: the ``Last-Event-ID`` header (what EventSource
+    sends when it reconnects) wins over ``?last_event_id=`` (what a page can set).
+
+    Raises BadRequest for an id this API never sends.
+    """
+    value = (header or "").strip() or (query or "").strip() or START
+    if not STREAM_ID.match(value):
+        raise BadRequest(f"Last-Event-ID {value[:60]!r} is not an event id this API sent.")
+    return value
+
+
+def already_delivered(log: EventLog, object_id: str, after: str) -> bool:
+    """True when the terminal event is in the stream at or before ``after``: a client
+    resuming from there has seen the end already."""
+    if after == START:
+        return False
+    last = log.last(object_id)
+    return last is not None and last.is_terminal and id_order(last.id) <= id_order(after)
 
 
 def format_event(event_id: str | None, event: str, data: dict) -> str:
     head = f"id: {event_id}\n" if event_id else ""
     return f"{head}event: {event}\ndata: {json.dumps(data, default=str, separators=(',', ':'))}\n\n"
+
+
+class DirectRead:
+    """Waits in a blocking XREAD of its own: one Redis connection per waiting client.
+    What ``event_stream`` uses when it is given no hub."""
+
+    def __init__(self, log: EventLog, object_id: str, after: str):
+        self.log, self.object_id, self.after = log, object_id, after
+
+    def get(self, timeout: float) -> list[Event]:
+        events = self.log.read(self.object_id, self.after, block_ms=max(1, int(timeout * 1000)))
+        if events:
+            self.after = events[-1].id
+        return events
+
+    def close(self) -> None:
+        pass
 
 
 def event_stream(
@@ -24,33 +77,64 @@ def event_stream(
     heartbeat_s: float,
     max_s: float,
     terminal_from_db: Callable[[], tuple[str, dict] | None],
+    recheck_s: float | None = None,
+    hub: EventHub | None = None,
     on_open: Callable[[], None] = lambda: None,
     on_close: Callable[[], None] = lambda: None,
 ) -> Iterator[str]:
     """Yield SSE frames after stream id ``after`` until the terminal event, then stop.
 
-    Between events it sends a comment every ``heartbeat_s``; when the stream has no
-    terminal event but the database says the object ended (the stream expired, or the
-    worker died between commit and publish), the terminal state comes from
-    ``terminal_from_db``. It gives up after ``max_s``; the client resumes with
-    Last-Event-ID.
+    It waits through ``hub`` (shared by every client of the process) when given, else
+    in a blocking read of its own. Between events it sends a comment every
+    ``heartbeat_s`` so that proxies keep the connection open. Every ``recheck_s``
+    (default: every heartbeat) of silence it asks ``terminal_from_db`` whether the
+    object ended without its terminal event reaching the stream (a worker died between
+    commit and publish, the stream expired); if so it publishes that terminal event
+    itself — the log's SET NX guard still lets only one through — so that it arrives
+    with an id like any other. If even that cannot reach the stream (Redis trouble),
+    the database's version is sent without an id. Gives up after ``max_s``; the client
+    resumes with Last-Event-ID.
     """
+    recheck_s = heartbeat_s if recheck_s is None else recheck_s
     on_open()
+    source = None
     try:
+        source = hub.subscribe(object_id, after) if hub else DirectRead(log, object_id, after)
         yield "retry: 2000\n\n"
-        deadline = time.monotonic() + max_s
+        now = time.monotonic()
+        deadline, next_check = now + max_s, now + recheck_s
+        repaired = False
         while time.monotonic() < deadline:
-            events = log.read(object_id, after, block_ms=int(heartbeat_s * 1000))
+            try:
+                events = source.get(timeout=heartbeat_s)
+            except HubUnavailable:
+                events = []  # the hub resumes from where this stream stands
             for ev in events:
-                after = ev.id
                 yield format_event(ev.id, ev.event, ev.data)
                 if ev.is_terminal:
                     return
-            if not events:
-                ended = terminal_from_db()
-                if ended is not None:
-                    yield format_event(None, *ended)
-                    return
-                yield ": keep-alive\n\n"
+            if events:
+                continue
+            yield HEARTBEAT
+            if time.monotonic() < next_check and not repaired:
+                continue
+            next_check = time.monotonic() + recheck_s
+            ended = terminal_from_db()
+            if ended is None:
+                continue
+            if not repaired:
+                repaired = True
+                try:
+                    log.publish(object_id, *ended)
+                    continue
+                except redis.RedisError as exc:
+                    logger.warning("%s %s: cannot publish its terminal event: %s",
+                                   log.kind, object_id, exc)
+            logger.warning("%s %s ended but its terminal event is not in the stream; "
+                           "sending the stored state", log.kind, object_id)
+            yield format_event(None, *ended)
+            return
     finally:
+        if source is not None:
+            source.close()
         on_close()

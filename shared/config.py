@@ -79,6 +79,11 @@ class Settings(BaseSettings):
     llm_max_retries: int = 4
     job_deadline_s: float = 300.0
     cache_messages: bool = True
+    # What the model is sent. The defaults ship; the other values exist so that
+    # bench/token_efficiency.py can measure a naive baseline and each saving alone.
+    system_cache: bool = True  # cache_control on the system prompt block
+    tool_result_format: Literal["csv", "json"] = "csv"
+    tool_result_max_rows: int = 25  # rows listed before the summary; 0: every row kept
     prices: dict[str, ModelPrice] = Field(default_factory=lambda: dict(DEFAULT_PRICES))
 
     # The SQL tool.
@@ -89,7 +94,7 @@ class Settings(BaseSettings):
 
     # The API.
     max_message_chars: int = 8000
-    max_body_bytes: int = 1_000_000
+    max_body_bytes: int = 5_000_000  # 500 questions of 8000 characters fit
     rate_limit_per_minute: int = 120
     max_concurrent_jobs: int = 50
     max_batch_questions: int = 500
@@ -105,10 +110,21 @@ class Settings(BaseSettings):
     requeue_queued_after_s: float = 30.0
     reaper_interval_s: float = 10.0
     max_attempts: int = 3
+    # Each worker process serves Prometheus metrics on the first free port from here
+    # (worker/observability.py); 0 turns it off. Containers set the host to 0.0.0.0.
+    worker_metrics_host: str = "127.0.0.1"
+    worker_metrics_port: int = 9808
 
     # Batches.
     webhook_allowed_hosts: list[str] = Field(default_factory=list)
     webhook_secret: str = "dev-webhook-secret"
+    webhook_timeout_s: float = 10.0
+    webhook_max_attempts: int = 5
+    webhook_backoff_s: float = 1.0
+    # Economy mode polls a Message Batch with growing pauses up to this, and gives up
+    # after the API's own 24 h expiry.
+    economy_poll_max_s: float = 30.0
+    economy_max_wait_s: float = 25 * 3600.0
 
     @model_validator(mode="after")
     def _refuse_default_secrets_in_production(self) -> "Settings":

@@ -6,6 +6,7 @@ import logging
 
 from celery import Celery
 from sqlalchemy import update
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
 
 from shared.models import Job, utcnow
@@ -27,7 +28,13 @@ def enqueue_jobs(celery: Celery, sessions: sessionmaker[Session], job_ids: list[
         logger.warning("could not enqueue %d of %d jobs (%s); the reaper will retry",
                        len(job_ids) - len(sent), len(job_ids), exc)
     if sent:
-        with sessions.begin() as s:
-            s.execute(update(Job).where(Job.id.in_(sent), Job.status == "queued")
-                      .values(enqueued_at=utcnow()))
+        try:
+            with sessions.begin() as s:
+                s.execute(update(Job).where(Job.id.in_(sent), Job.status == "queued")
+                          .values(enqueued_at=utcnow()))
+        except DBAPIError as exc:
+            # E.g. a deadlock with a worker claiming the job this instant. The jobs are
+            # sent; an unstamped one that is still queued is sent again by the reaper,
+            # and the claim guard keeps a duplicate message from running it twice.
+            logger.warning("sent %d jobs but could not stamp enqueued_at: %s", len(sent), exc)
     return len(sent)

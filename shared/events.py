@@ -14,7 +14,8 @@ import redis
 
 logger = logging.getLogger(__name__)
 
-TERMINAL_EVENTS = frozenset({"succeeded", "failed", "cancelled"})
+# "completed" ends a batch stream; jobs end with one of the other three.
+TERMINAL_EVENTS = frozenset({"succeeded", "failed", "cancelled", "completed"})
 
 
 class Event(NamedTuple):
@@ -62,12 +63,26 @@ class EventLog:
         newest = self.client.xrevrange(stream_key(self.kind, object_id), count=1)
         return newest[0][0] if newest else "0-0"
 
+    def last(self, object_id: str) -> Event | None:
+        """The newest event, or None when the stream is empty or expired."""
+        newest = self.client.xrevrange(stream_key(self.kind, object_id), count=1)
+        return next(iter(_decode(newest)), None)
+
     def read(self, object_id: str, after: str = "0-0", *, block_ms: int | None = None,
              count: int = 500) -> list[Event]:
         """Events strictly after ``after``; waits up to ``block_ms`` when there are none."""
         key = stream_key(self.kind, object_id)
         reply = self.client.xread({key: after or "0-0"}, count=count, block=block_ms)
         return list(_decode(reply[0][1])) if reply else []
+
+    def read_many(self, positions: dict[str, str], *, block_ms: int | None = None,
+                  count: int = 500) -> dict[str, list[Event]]:
+        """For many objects in one call: the events after each one's position, by object
+        id (objects with none are left out); waits up to ``block_ms`` when none has any."""
+        keys = {stream_key(self.kind, object_id): object_id for object_id in positions}
+        reply = self.client.xread({key: positions[oid] for key, oid in keys.items()},
+                                  count=count, block=block_ms)
+        return {keys[key]: list(_decode(entries)) for key, entries in reply or ()}
 
     def has_terminal(self, object_id: str) -> bool:
         return bool(self.client.exists(f"{stream_key(self.kind, object_id)}:terminal"))

@@ -2,7 +2,7 @@
 
 A ``Metrics`` object owns its metric families in one registry. Workers build one per
 process with :func:`get_metrics` (the default registry) and serve it on their own
-port (``worker/metrics_server.py``); the API's ``/metrics`` adds the fleet-wide
+port (``worker/observability.py``); the API's ``/metrics`` adds the fleet-wide
 figures read at scrape time (``api/fleet_metrics.py``). No label carries a tenant:
 cardinality stays bounded and one tenant's traffic never shows in a shared scrape.
 
@@ -11,7 +11,6 @@ Recording never raises: a metrics bug must not fail a job, so errors are logged.
 from __future__ import annotations
 
 import datetime as dt
-import functools
 import logging
 import threading
 
@@ -124,10 +123,22 @@ class Metrics:
             logger.exception("could not record metrics of an LLM call to %s", model)
 
 
-@functools.cache
+_process_metrics: Metrics | None = None
+_process_metrics_lock = threading.Lock()
+
+
 def get_metrics() -> Metrics:
-    """The process-wide ``Metrics`` in prometheus-client's default registry."""
-    return Metrics(REGISTRY)
+    """The process-wide ``Metrics`` in prometheus-client's default registry.
+
+    Thread-safe: a worker's first jobs arrive on several threads at once, and building
+    the families twice would raise ``ValueError`` (duplicated timeseries).
+    """
+    global _process_metrics
+    if _process_metrics is None:
+        with _process_metrics_lock:
+            if _process_metrics is None:
+                _process_metrics = Metrics(REGISTRY)
+    return _process_metrics
 
 
 def _seconds(name: str, doc: str, registry_kw: dict) -> Histogram:

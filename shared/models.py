@@ -17,6 +17,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     Numeric,
     String,
     Text,
@@ -27,6 +28,7 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 UtcDateTime = DateTime().with_variant(mysql.DATETIME(fsp=6), "mysql", "mariadb")
 LongText = Text().with_variant(mysql.LONGTEXT(), "mysql", "mariadb")
+Blob = LargeBinary().with_variant(mysql.LONGBLOB(), "mysql", "mariadb")
 Money = Numeric(16, 8)
 Id = BigInteger().with_variant(Integer(), "sqlite")
 
@@ -109,7 +111,10 @@ class Message(Base):
 
 class Batch(Base):
     __tablename__ = "batches"
-    __table_args__ = (Index("ix_batches_tenant_created", "tenant_id", "created_at"),)
+    __table_args__ = (
+        Index("ix_batches_tenant_created", "tenant_id", "created_at"),
+        UniqueConstraint("tenant_id", "idempotency_key", name="uq_batches_tenant_idempotency"),
+    )
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
     tenant_id: Mapped[int] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"))
@@ -123,6 +128,10 @@ class Batch(Base):
     request_hash: Mapped[str | None] = mapped_column(String(64), nullable=True)
     created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow)
     completed_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime, nullable=True)
+    # The assembled report (zlib-compressed JSON, SVGs included), written once at the end.
+    report: Mapped[bytes | None] = mapped_column(Blob, nullable=True)
+    webhook_status: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    webhook_attempts: Mapped[int] = mapped_column(Integer, default=0)
 
 
 class Job(UsageColumns, Base):

@@ -17,6 +17,7 @@ from shared.config import Settings
 RUN_JOB = "sunrise.run_job"
 REAP = "sunrise.reap"
 ASSEMBLE_BATCH = "sunrise.assemble_batch"
+RUN_ECONOMY_BATCH = "sunrise.run_economy_batch"
 CHAT_QUEUE = "chat"
 REPORTS_QUEUE = "reports"
 
@@ -30,6 +31,7 @@ def make_celery(settings: Settings) -> Celery:
         task_default_queue=CHAT_QUEUE,
         task_queues=(Queue(CHAT_QUEUE), Queue(REPORTS_QUEUE)),
         task_routes={RUN_JOB: {"queue": CHAT_QUEUE}, ASSEMBLE_BATCH: {"queue": REPORTS_QUEUE},
+                     RUN_ECONOMY_BATCH: {"queue": REPORTS_QUEUE},
                      REAP: {"queue": CHAT_QUEUE}},
         task_serializer="json",
         accept_content=["json"],
@@ -41,9 +43,14 @@ def make_celery(settings: Settings) -> Celery:
         worker_hijack_root_logger=False,
         broker_connection_retry_on_startup=True,
         broker_connection_timeout=3,
+        # kombu's Redis transport, fixed to survive a broker loss with tasks in flight.
+        **({"broker_transport": "shared.broker_transport:Transport"}
+           if settings.redis_url.startswith("redis://") else {}),
         broker_transport_options={
             "visibility_timeout": int(settings.job_deadline_s * 2 + 120),
             "socket_connect_timeout": 3,
+            # A hung (not refused) Redis must not hang an API request forever either.
+            "socket_timeout": 5,
         },
         # Publishing must fail fast when Redis is down: the job row is already
         # committed and the reaper enqueues it later.
@@ -52,7 +59,9 @@ def make_celery(settings: Settings) -> Celery:
                                    "interval_step": 0.2, "interval_max": 0.3},
         beat_schedule={
             "reap-jobs": {"task": REAP,
-                          "schedule": dt.timedelta(seconds=settings.reaper_interval_s)},
+                          "schedule": dt.timedelta(seconds=settings.reaper_interval_s),
+                          # Sweeps that no worker ran in time are dropped, not piled up.
+                          "options": {"expires": max(1.0, settings.reaper_interval_s)}},
         },
     )
     return app

@@ -5,10 +5,26 @@ import functools
 
 import redis
 
+# Enough for a worker's threads or a gevent API worker's bursts of short commands.
+POOL_SIZE = 256
+POOL_WAIT_S = 10
+
 
 @functools.cache
 def redis_for(url: str) -> redis.Redis:
+    # A blocking pool: a burst of greenlets or threads waits for a free connection
+    # instead of failing with "Too many connections" (redis-py's default pool raises).
+    pool = redis.BlockingConnectionPool.from_url(
+        url, max_connections=POOL_SIZE, timeout=POOL_WAIT_S, decode_responses=True,
+        socket_connect_timeout=2, socket_timeout=None, health_check_interval=30,
+    )
+    return redis.Redis(connection_pool=pool)
+
+
+def dedicated_redis(url: str) -> redis.Redis:
+    """A new client on ONE connection of its own, for a long blocking read that must not
+    take a connection from the shared pool. Not thread-safe: give it one user."""
     return redis.Redis.from_url(
         url, decode_responses=True, socket_connect_timeout=2, socket_timeout=None,
-        health_check_interval=30,
+        socket_keepalive=True, single_connection_client=True,
     )

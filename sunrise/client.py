@@ -1,14 +1,22 @@
-"""A small Python client for the Sunrise HTTP API (used by the CLI and the tests)."""
+"""A small Python client for the Sunrise HTTP API (used by the CLI, the demo and the tests).
+
+    with SunriseClient("http://127.0.0.1:8000", api_key) as client:
+        job_id = client.submit("How many flights did each carrier fly?")["job_id"]
+        for event in client.stream(job_id):      # SSE, resumed after a dropped connection
+            print(event.event, event.data)
+        job = client.wait(job_id)                # or long-poll to the end
+"""
 from __future__ import annotations
 
 import json
 import time
 from collections.abc import Iterator
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Self
 
 import httpx
 
 TERMINAL = ("succeeded", "failed", "cancelled")
+MAX_WAIT_S = 30.0  # the server's long-poll ceiling
 
 
 class ApiError(Exception):
@@ -27,14 +35,18 @@ class SseEvent(NamedTuple):
 
 
 class SunriseClient:
+    """Synchronous client; one pooled HTTP connection set per instance. Not thread-safe
+    for streaming; use one instance per thread."""
+
     def __init__(self, base_url: str, api_key: str | None = None, *, timeout: float = 40.0):
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        # The default read timeout outlasts the longest long-poll (30 s).
         self.http = httpx.Client(base_url=base_url, headers=headers, timeout=timeout)
 
     def close(self) -> None:
         self.http.close()
 
-    def __enter__(self) -> "SunriseClient":
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -49,9 +61,14 @@ class SunriseClient:
             raise ApiError(resp.status_code, problem)
         return resp.json() if resp.content else None
 
+    # -- jobs -------------------------------------------------------------------------
+
     def submit(self, message: str, *, conversation_id: str | None = None,
                idempotency_key: str | None = None) -> dict[str, Any]:
-        """POST /v1/jobs; returns the 202 body (job_id, conversation_id, status, links)."""
+        """POST /v1/jobs; returns the 202 body (job_id, conversation_id, status, links).
+
+        Raises ApiError (409 while the conversation is still answering, 429, 422...).
+        """
         body: dict[str, Any] = {"message": message}
         if conversation_id:
             body["conversation_id"] = conversation_id
@@ -59,41 +76,94 @@ class SunriseClient:
         return self._check(self.http.post("/v1/jobs", json=body, headers=headers))
 
     def get(self, job_id: str, *, wait: float = 0) -> dict[str, Any]:
-        params = {"wait": wait} if wait else {}
+        """GET /v1/jobs/{id}; with ``wait`` (0-30 s) the server long-polls for the end."""
+        params = {"wait": round(wait, 3)} if wait > 0 else {}
         return self._check(self.http.get(f"/v1/jobs/{job_id}", params=params))
 
     def wait(self, job_id: str, *, timeout: float = 120.0) -> dict[str, Any]:
-        """Long-poll until the job ends; raises TimeoutError after ``timeout`` seconds."""
+        """Long-poll until the job ends and return it; TimeoutError after ``timeout`` s."""
         deadline = time.monotonic() + timeout
         while True:
             remaining = deadline - time.monotonic()
-            job = self.get(job_id, wait=max(0.0, min(30.0, remaining)))
+            job = self.get(job_id, wait=max(0.0, min(MAX_WAIT_S, remaining)))
             if job["status"] in TERMINAL:
                 return job
             if remaining <= 0:
                 raise TimeoutError(f"job {job_id} still {job['status']} after {timeout} s")
 
     def cancel(self, job_id: str) -> dict[str, Any]:
+        """POST /v1/jobs/{id}/cancel; raises ApiError 409 when the job already ended."""
         return self._check(self.http.post(f"/v1/jobs/{job_id}/cancel"))
 
     def stream(self, job_id: str, *, last_event_id: str | None = None,
-               timeout: float = 300.0) -> Iterator[SseEvent]:
-        """Yield the job's events until (and including) the terminal one."""
-        headers = {"Last-Event-ID": last_event_id} if last_event_id else {}
-        with self.http.stream("GET", f"/v1/jobs/{job_id}/events", headers=headers,
-                              timeout=httpx.Timeout(timeout, connect=5)) as resp:
-            if resp.status_code >= 400:
-                resp.read()
-                self._check(resp)
-            yield from parse_sse(resp.iter_lines())
+               timeout: float | None = 600.0, idle_timeout: float = 60.0,
+               reconnects: int = 5) -> Iterator[SseEvent]:
+        """Yield the job's events after ``last_event_id`` until (and including) the
+        terminal one, each exactly once.
+
+        A dropped or silent connection (nothing, not even a heartbeat, for
+        ``idle_timeout`` s) is resumed from the last event id seen, up to
+        ``reconnects`` times in a row. Ends without a terminal event only when the
+        server answers 204: the terminal event was at or before ``last_event_id``.
+        Raises ApiError, the transport error once reconnecting gave up, or
+        TimeoutError when no terminal event came within ``timeout`` s.
+        """
+        deadline = None if timeout is None else time.monotonic() + timeout
+        after, failures = last_event_id, 0
+        while True:
+            headers = {"Last-Event-ID": after} if after else {}
+            try:
+                with self.http.stream("GET", f"/v1/jobs/{job_id}/events", headers=headers,
+                                      timeout=httpx.Timeout(idle_timeout, connect=5)) as resp:
+                    if resp.status_code == 204:
+                        return
+                    if resp.status_code >= 400:
+                        resp.read()
+                        self._check(resp)
+                    failures += 1  # until this connection delivers an event
+                    for event in parse_sse(resp.iter_lines()):
+                        failures = 0
+                        after = event.id or after
+                        yield event
+                        if event.event in TERMINAL:
+                            return
+                # The server ends a stream after its time limit; carry on where it stopped.
+                if failures > reconnects:
+                    raise httpx.RemoteProtocolError(f"the event stream of job {job_id} keeps "
+                                                    "closing without any event")
+            except httpx.TransportError:
+                failures += 1
+                if failures > reconnects:
+                    raise
+                time.sleep(min(2.0, 0.1 * 2 ** failures))
+            if deadline is not None and time.monotonic() > deadline:
+                raise TimeoutError(f"no terminal event for job {job_id} within {timeout} s")
 
     def ask(self, message: str, **kw) -> dict[str, Any]:
         """Submit and wait: the finished job."""
         return self.wait(self.submit(message, **kw)["job_id"])
 
+    # -- conversations ------------------------------------------------------------------
+
+    def conversations(self, *, limit: int = 20, cursor: str | None = None) -> dict[str, Any]:
+        """One page, newest first: ``{"items": [...], "next_cursor": str | None}``."""
+        params: dict[str, Any] = {"limit": limit}
+        if cursor:
+            params["cursor"] = cursor
+        return self._check(self.http.get("/v1/conversations", params=params))
+
+    def conversation(self, conversation_id: str) -> dict[str, Any]:
+        """The conversation with its messages (role, text, charts, job_id, created_at)."""
+        return self._check(self.http.get(f"/v1/conversations/{conversation_id}"))
+
+    def delete_conversation(self, conversation_id: str) -> None:
+        """Delete it; raises ApiError 409 while one of its jobs is still in flight."""
+        self._check(self.http.delete(f"/v1/conversations/{conversation_id}"))
+
 
 def parse_sse(lines: Iterator[str]) -> Iterator[SseEvent]:
-    """Parse SSE lines into events; stops after a terminal event."""
+    """Parse SSE lines into events (comments and ``retry:`` skipped); stops after a
+    terminal event."""
     event_id, name, data = None, "message", []
     for line in lines:
         if line == "":
@@ -107,7 +177,7 @@ def parse_sse(lines: Iterator[str]) -> Iterator[SseEvent]:
             continue
         else:
             field, _, value = line.partition(":")
-            value = value[1:] if value.startswith(" ") else value
+            value = value.removeprefix(" ")
             if field == "id":
                 event_id = value
             elif field == "event":

@@ -182,3 +182,13 @@ def runner(settings):
     from worker.runner import JobRunner
 
     return JobRunner(settings, events=EventLog(redis_for(settings.redis_url)))
+
+
+@pytest.fixture(scope="session")
+def live_api(base_settings):
+    """The real API under gunicorn (gevent workers) in a subprocess on 127.0.0.1, shared
+    by the session; see tests/utils/live_api.py."""
+    from tests.utils.live_api import LiveApi
+
+    with LiveApi(base_settings) as api:
+        yield api

@@ -21,6 +21,7 @@ from worker.charts import bind_charts
 from worker.extract_answer import ExtractedAnswer, extract_answer, truncated_answer
 from worker.sql_sandbox import QueryResult, SqlSandbox
 from worker.system_prompt import EXECUTE_SQL_TOOL, system_blocks
+from worker.tool_result import text_for_model
 from worker.usage import CallUsage, price_usage
 
 logger = logging.getLogger(__name__)
@@ -76,6 +77,8 @@ class AgentLoop:
         self.settings = settings
         self.model = model or settings.model
         self.system = system_blocks(system_prompt)
+        if not settings.system_cache:  # the benchmarks' uncached baseline only
+            self.system = [{"type": "text", "text": system_prompt}]
         self.hooks = hooks
         self.clock = clock
         self.deadline = deadline if deadline is not None else clock() + settings.job_deadline_s
@@ -183,7 +186,8 @@ class AgentLoop:
                 {
                     "type": "tool_result",
                     "tool_use_id": block.id,
-                    "content": result.text,
+                    "content": text_for_model(result, self.settings.tool_result_format,
+                                              self.settings.tool_result_max_rows),
                     **({"is_error": True} if result.is_error else {}),
                 }
             )

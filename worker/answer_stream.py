@@ -43,6 +43,8 @@ class AnswerStreamer:
 
     def _current_answer(self) -> str | None:
         raw = "".join(self._buf).lstrip()
+        if len(raw) < 3 and "```".startswith(raw):
+            return None  # nothing yet, or maybe the start of a fence: wait for more
         if raw.startswith("```"):
             raw = raw.partition("\n")[2].lstrip()
         if not raw:

@@ -11,6 +11,7 @@ from celery import Celery
 
 from shared.config import get_settings
 from shared.queue import make_celery
+from worker.observability import install_observability
 from worker.tasks import register_tasks
 
 
@@ -18,6 +19,7 @@ from worker.tasks import register_tasks
 def create_app() -> Celery:
     app = make_celery(get_settings())
     register_tasks(app, get_settings)
+    install_observability(app, get_settings)
     return app
 
 

@@ -2,6 +2,9 @@
 
 The claim and the final write are conditional UPDATEs on (status, attempt): a
 redelivered or reaped job can never write a second answer or double its usage.
+Writes made while a job runs outlive a short database outage (they are retried),
+and the ones that count money (LLM calls) are idempotent per (job, attempt, round),
+so a retried write whose first commit did land is not counted twice.
 """
 from __future__ import annotations
 
@@ -18,13 +21,27 @@ from shared.models import Conversation, Job, LlmCall, Message, ToolCall, utcnow
 
 logger = logging.getLogger(__name__)
 
-# The final write outlives a short database outage rather than losing a finished answer.
+
+def _log_retry(state) -> None:
+    logger.warning("database write %s failed, retrying: %s",
+                   getattr(state.fn, "__name__", "?"), state.outcome.exception())
+
+
+# Writes outlive a short database outage rather than losing a finished answer.
 _retry_db = retry(
     retry=retry_if_exception_type((OperationalError, DBAPIError)),
     wait=wait_exponential(multiplier=0.2, max=5),
     stop=stop_after_delay(120),
     reraise=True,
-    before_sleep=lambda rs: logger.warning("database write failed, retrying: %s", rs.outcome.exception()),
+    before_sleep=_log_retry,
+)
+# Claiming gives up sooner: the message is acked anyway and the reaper re-enqueues the job.
+_retry_claim = retry(
+    retry=retry_if_exception_type((OperationalError, DBAPIError)),
+    wait=wait_exponential(multiplier=0.2, max=2),
+    stop=stop_after_delay(15),
+    reraise=True,
+    before_sleep=_log_retry,
 )
 
 
@@ -55,8 +72,13 @@ class JobStore:
         self.sessions = sessions
         self.stale_after_s = stale_after_s
 
+    @_retry_claim
     def claim(self, job_id: str) -> ClaimedJob | None:
-        """Move a queued (or abandoned running) job to running; None if someone else has it."""
+        """Move a queued (or abandoned running) job to running; None if someone else has it.
+
+        Each claim increments ``attempt``: every later write of this run is guarded by
+        it. Raises the database error after ~15 s of failed retries.
+        """
         now = utcnow()
         stale = now - dt.timedelta(seconds=self.stale_after_s)
         with self.sessions.begin() as s:
@@ -84,15 +106,30 @@ class JobStore:
             ).rowcount)
 
     def cancel_requested(self, job_id: str) -> bool:
-        with self.sessions() as s:
-            return bool(s.scalar(select(Job.cancel_requested).where(Job.id == job_id)))
+        """Whether a cancel was asked for; False (logged) when the database does not answer,
+        since the flag is checked again at the next round boundary."""
+        try:
+            with self.sessions() as s:
+                return bool(s.scalar(select(Job.cancel_requested).where(Job.id == job_id)))
+        except (OperationalError, DBAPIError) as exc:
+            logger.warning("job %s: cancel flag not readable, going on: %s", job_id, exc)
+            return False
 
+    @_retry_db
     def record_llm_call(self, job: ClaimedJob, round_no: int, usage: dict, stop_reason, ms: int):
+        """Store one LLM call's usage, once per (job, attempt, round) however often retried."""
         with self.sessions.begin() as s:
+            # A retry after a commit whose acknowledgement was lost must not bill twice.
+            if s.scalar(select(LlmCall.id).where(LlmCall.job_id == job.id,
+                                                 LlmCall.attempt == job.attempt,
+                                                 LlmCall.round == round_no)):
+                return
             s.add(LlmCall(job_id=job.id, tenant_id=job.tenant_id, attempt=job.attempt,
                           round=round_no, model=job.model, stop_reason=stop_reason, ms=ms, **usage))
 
+    @_retry_db
     def record_tool_call(self, job: ClaimedJob, round_no: int, result, cached: bool):
+        """Store one tool call of the trace (retried through a short database outage)."""
         with self.sessions.begin() as s:
             s.add(ToolCall(job_id=job.id, attempt=job.attempt, round=round_no,
                            query_id=None if result.is_error else result.query_id,
@@ -104,7 +141,8 @@ class JobStore:
         """Write the terminal state, the answer message and usage in one transaction.
 
         Returns the updated job, or None when the job was no longer ours (already
-        finished by another attempt, or cancelled): nothing is written then.
+        finished by another attempt, or reaped): nothing is written then. Database
+        errors are retried for up to two minutes, then raised.
         """
         now = utcnow()
         with self.sessions.begin() as s:
@@ -119,6 +157,10 @@ class JobStore:
                 )
             ).rowcount
             if not changed:
+                if self._already_written(s, job, outcome):
+                    logger.warning("job %s attempt %s: an earlier try of this write committed",
+                                   job.id, job.attempt)
+                    return s.get(Job, job.id)
                 logger.warning("job %s attempt %s lost ownership; result discarded", job.id, job.attempt)
                 return None
             if outcome.status == "succeeded":
@@ -127,6 +169,19 @@ class JobStore:
             s.execute(update(Conversation).where(Conversation.id == job.conversation_id)
                       .values(updated_at=now))
             return s.get(Job, job.id)
+
+    @staticmethod
+    def _already_written(s: Session, job: ClaimedJob, outcome: Finish) -> bool:
+        # A retried finish whose first commit landed but whose reply was lost finds the
+        # row already holding this attempt's outcome; reporting it lets the terminal
+        # event still be published. The reaper never writes messages or these codes.
+        row = s.get(Job, job.id)
+        if row is None or row.attempt != job.attempt or row.status != outcome.status:
+            return False
+        if outcome.status == "succeeded":
+            return bool(s.scalar(select(Message.id).where(Message.job_id == job.id,
+                                                         Message.role == "assistant")))
+        return row.error_code == outcome.error_code
 
     def load(self, job_id: str) -> Job | None:
         with self.sessions() as s:

@@ -1,65 +1,191 @@
-"""The reaper (run by Celery beat): nothing accepted is ever lost.
+"""The reaper (run by Celery beat every ``reaper_interval_s``): nothing accepted is lost.
 
-- a job still ``queued`` that never reached the broker (or whose message was lost)
-  is enqueued again;
-- a ``running`` job whose heartbeat went stale (its worker died) goes back to
-  ``queued`` and is enqueued again, or fails with ``worker_lost`` after
-  ``max_attempts``.
-Every change is a guarded UPDATE, so two reapers at once do no harm.
+- A ``running`` job whose heartbeat is older than ``stale_after_s`` (its worker died)
+  goes back to ``queued`` and is enqueued again, or, once it has used
+  ``max_attempts`` attempts, ends ``failed`` with ``worker_lost`` and its terminal
+  event is published.
+- A ``queued`` job that never reached the broker (``enqueued_at`` unset: Redis was
+  down when the API committed it) is enqueued.
+- A ``queued`` job whose message the broker lost (Redis restarted without
+  persistence) is enqueued again: when the database holds more enqueued, unclaimed
+  jobs for a queue than the broker holds messages (waiting in the queue, or delivered
+  to a worker and not yet acknowledged), the oldest of those enqueued more than
+  ``requeue_queued_after_s`` ago are sent again. A job merely waiting in a long
+  backlog, or taken by a worker that is still starting up, is not duplicated.
+
+Every change is a guarded UPDATE and every run of a job is a guarded claim, so two
+reapers at once, or a duplicate message, do no harm; a Redis lock still keeps sweeps
+from overlapping, so that they do not send the same job twice.
 """
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import logging
+from collections.abc import Callable, Iterator
 
 from celery import Celery
-from sqlalchemy import or_, select, update
+from kombu.exceptions import ChannelError
+from sqlalchemy import func, select, update
 
 from shared.config import Settings
 from shared.db import session_factory
 from shared.enqueue import enqueue_jobs
+from shared.events import EventLog
+from shared.job_view import job_to_dict
 from shared.models import Job, utcnow
+from shared.redis_client import redis_for
 
 logger = logging.getLogger(__name__)
 
+# A job committed this recently may still be on its way to the broker from the API.
+NEVER_SENT_GRACE_S = 2.0
+LOCK_KEY = "sunrise:reaper:lock"
+
 
 class Reaper:
-    def __init__(self, settings: Settings, celery: Celery):
+    """One sweep per :meth:`run_once`; build it per run or keep it, it holds no state."""
+
+    def __init__(self, settings: Settings, celery: Celery, *, events=None,
+                 after_finish: list[Callable[[Job], None]] | None = None):
         self.settings = settings
         self.celery = celery
         self.sessions = session_factory(settings.database_url)
+        self._events = events
+        # Called with each job the reaper fails for good (e.g. batch progress).
+        self.after_finish = list(after_finish or [])
+
+    @property
+    def events(self):
+        if self._events is None:
+            self._events = EventLog(redis_for(self.settings.redis_url),
+                                    maxlen=self.settings.events_maxlen,
+                                    ttl_s=self.settings.events_ttl_s)
+        return self._events
 
     def run_once(self) -> dict[str, int]:
+        """Recover stale running jobs and (re-)enqueue lost queued ones.
+
+        Returns counts: ``stale`` running jobs found, ``failed`` for good, ``requeued``
+        messages sent. Database errors propagate (beat runs it again next interval);
+        broker and event errors are logged. A sweep that finds another one running
+        returns at once with no counts.
+        """
+        with self._exclusive() as alone:
+            if not alone:
+                logger.info("reaper: another sweep is running; skipped")
+                return {"stale": 0, "failed": 0, "requeued": 0}
+            return self._sweep()
+
+    @contextlib.contextmanager
+    def _exclusive(self) -> Iterator[bool]:
+        try:
+            lock = redis_for(self.settings.redis_url).lock(
+                LOCK_KEY, timeout=max(30.0, 3 * self.settings.reaper_interval_s), blocking=False)
+            acquired = lock.acquire()
+        except Exception as exc:  # no Redis: sweep anyway, the database guards suffice
+            logger.warning("reaper: lock unavailable (%s); sweeping without it", exc)
+            lock, acquired = None, True
+        try:
+            yield acquired
+        finally:
+            if lock is not None and acquired:
+                with contextlib.suppress(Exception):
+                    lock.release()
+
+    def _sweep(self) -> dict[str, int]:
+        stale, failed, back = self._recover_stale()
+        for row in failed:
+            self._announce_failed(row)
+        todo = self._lost_queued(back)
+        sent = 0
+        for queue, job_ids in todo.items():
+            sent += enqueue_jobs(self.celery, self.sessions, job_ids, queue=queue)
+        if stale or todo:
+            logger.warning("reaper: %d stale running (%d failed for good), %d re-enqueued: %s",
+                           stale, len(failed), sent,
+                           ", ".join(j for ids in todo.values() for j in ids)[:2000])
+        return {"stale": stale, "failed": len(failed), "requeued": sent}
+
+    # -- running jobs whose worker died ---------------------------------------------
+
+    def _recover_stale(self) -> tuple[int, list[Job], list[str]]:
         now = utcnow()
-        stale = now - dt.timedelta(seconds=self.settings.stale_after_s)
-        requeue = now - dt.timedelta(seconds=self.settings.requeue_queued_after_s)
-        never_sent = now - dt.timedelta(seconds=2)
-        failed = 0
+        cutoff = now - dt.timedelta(seconds=self.settings.stale_after_s)
+        failed: list[Job] = []
+        back: list[str] = []
         with self.sessions.begin() as s:
             dead = s.execute(select(Job.id, Job.attempt).where(
-                Job.status == "running", Job.heartbeat_at < stale)).all()
-            back: list[str] = []
+                Job.status == "running", Job.heartbeat_at < cutoff).limit(1000)).all()
             for job_id, attempt in dead:
                 exhausted = attempt >= self.settings.max_attempts
-                values = (dict(status="failed", error_code="worker_lost", finished_at=now,
-                               error_message="The worker running this job stopped responding "
-                                             f"{attempt} times; giving up.")
-                          if exhausted else dict(status="queued", enqueued_at=None))
+                values = ({"status": "failed", "error_code": "worker_lost", "finished_at": now,
+                           "error_message": "The worker running this job stopped responding "
+                                            f"{attempt} times; giving up."}
+                          if exhausted else {"status": "queued", "enqueued_at": None})
                 changed = s.execute(update(Job).where(
                     Job.id == job_id, Job.status == "running", Job.attempt == attempt,
-                    Job.heartbeat_at < stale).values(**values)).rowcount
+                    Job.heartbeat_at < cutoff).values(**values)).rowcount
                 if changed and exhausted:
-                    failed += 1
+                    failed.append(s.get(Job, job_id))
+                    logger.error("job %s failed for good: worker lost %d times", job_id, attempt)
                 elif changed:
                     back.append(job_id)
-            lost = s.scalars(select(Job.id).where(
-                Job.status == "queued",
-                or_((Job.enqueued_at.is_(None)) & (Job.created_at < never_sent),
-                    Job.enqueued_at < requeue),
-            ).limit(1000)).all()
-        todo = sorted(set(back) | set(lost))
-        sent = enqueue_jobs(self.celery, self.sessions, todo) if todo else 0
-        if dead or todo:
-            logger.warning("reaper: %d stale running, %d failed for good, %d re-enqueued",
-                           len(dead), failed, sent)
-        return {"stale": len(dead), "failed": failed, "requeued": sent}
+                    logger.warning("job %s: worker lost during attempt %d; re-queued",
+                                   job_id, attempt)
+        return len(dead), failed, back
+
+    def _announce_failed(self, row: Job) -> None:
+        try:
+            self.events.publish(row.id, row.status, job_to_dict(row))
+        except Exception as exc:  # SSE readers fall back to the database row
+            logger.warning("job %s: could not publish its terminal event: %s", row.id, exc)
+        for callback in self.after_finish:
+            try:
+                callback(row)
+            except Exception:
+                logger.exception("job %s: after-finish callback %r failed", row.id, callback)
+
+    # -- queued jobs without a message ------------------------------------------------
+
+    def _lost_queued(self, back: list[str]) -> dict[str, list[str]]:
+        """Job ids to send, by queue: re-queued, never sent, and lost by the broker."""
+        now = utcnow()
+        never_sent = now - dt.timedelta(seconds=NEVER_SENT_GRACE_S)
+        old = now - dt.timedelta(seconds=self.settings.requeue_queued_after_s)
+        todo: dict[str, list[str]] = {}
+        with self.sessions() as s:
+            for job_id, queue in s.execute(select(Job.id, Job.queue).where(
+                    Job.status == "queued",
+                    (Job.id.in_(back)) | (Job.enqueued_at.is_(None) & (Job.created_at < never_sent)),
+            ).order_by(Job.created_at).limit(1000)):
+                todo.setdefault(queue, []).append(job_id)
+            waiting = dict(s.execute(select(Job.queue, func.count()).where(
+                Job.status == "queued", Job.enqueued_at.is_not(None)).group_by(Job.queue)).all())
+            for queue, count in waiting.items():
+                depth = self._messages_held(queue)
+                if depth is None or depth >= count:
+                    continue
+                # Fewer messages than waiting jobs: the oldest messages were lost.
+                todo.setdefault(queue, []).extend(s.scalars(select(Job.id).where(
+                    Job.status == "queued", Job.queue == queue, Job.enqueued_at < old)
+                    .order_by(Job.enqueued_at).limit(min(count - depth, 1000))).all())
+        return todo
+
+    def _messages_held(self, queue: str) -> int | None:
+        """Messages the broker holds that may be for ``queue``: waiting in it, plus (Redis)
+        every delivered, unacknowledged one. None when the broker does not answer."""
+        try:
+            with self.celery.connection_for_write() as conn:
+                conn.ensure_connection(max_retries=1)
+                channel = conn.default_channel
+                try:
+                    waiting = channel.queue_declare(queue=queue, passive=True).message_count
+                except ChannelError:  # no such key: the queue is empty
+                    waiting = 0
+                unacked_key = getattr(channel, "unacked_key", None)
+                unacked = channel.client.hlen(unacked_key) if unacked_key else 0
+                return waiting + unacked
+        except Exception as exc:
+            logger.warning("reaper: broker queue %s not readable (%s)", queue, exc)
+            return None

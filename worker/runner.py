@@ -34,6 +34,21 @@ class NullSink:
         return None
 
 
+class BestEffortSink:
+    """Publishes through ``sink`` but never fails a job over it: events are progress
+    reports, the database row is the truth (SSE and long-poll fall back to it)."""
+
+    def __init__(self, sink: EventSink):
+        self.sink = sink
+
+    def publish(self, object_id: str, event: str, data: dict[str, Any]) -> Any:
+        try:
+            return self.sink.publish(object_id, event, data)
+        except Exception as exc:
+            logger.warning("job %s: %s event not published: %s", object_id, event, exc)
+            return None
+
+
 class JobRunner:
     """Everything a worker needs to run jobs; build one per process and reuse it."""
 
@@ -52,7 +67,7 @@ class JobRunner:
         self.store = JobStore(session_factory(settings.database_url),
                               stale_after_s=settings.stale_after_s)
         self.heartbeats = Heartbeats(self.store.sessions, interval_s=settings.heartbeat_s)
-        self.events = events or NullSink()
+        self.events = BestEffortSink(events) if events is not None else NullSink()
         self.client = client or make_client(settings)
         self.sandbox = sandbox or get_sandbox(
             settings.duckdb_path, memory_limit=settings.sql_memory_limit,
@@ -114,6 +129,14 @@ class JobRunner:
             self.heartbeats.remove(job.id)
         return self._finish(job, finish, loop.stats if loop else LoopStats(), started)
 
+    def hooks_for(self, job: ClaimedJob) -> "_Hooks":
+        """The loop hooks run() uses, for drivers that make the LLM calls themselves."""
+        return _Hooks(self, job)
+
+    def complete(self, job: ClaimedJob, finish: Finish, stats: LoopStats, started: float) -> str | None:
+        """Persist and announce an outcome computed elsewhere (economy mode) as run() does."""
+        return self._finish(job, finish, stats, started)
+
     def _finish(self, job: ClaimedJob, finish: Finish, stats: LoopStats, started: float) -> str | None:
         finish.usage = {
             **stats.usage.as_dict(),
@@ -154,6 +177,7 @@ class _Hooks:
             self.runner.metrics.llm_call(self.job.model, usage)
 
     def on_tool_call(self, round_no: int, result, cached: bool) -> None:
+        set_log_field("round", round_no)
         self.runner.store.record_tool_call(self.job, round_no, result, cached)
         self.runner.events.publish(self.job.id, "tool_call", {
             "round": round_no, "query_id": None if result.is_error else result.query_id,

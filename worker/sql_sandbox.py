@@ -144,7 +144,7 @@ class SqlSandbox:
         ms = _ms_since(started)
         logger.info("%s rows=%s ms=%.1f", tag, total_rows, ms)
         return QueryResult(query_id, sql, columns, fetched[: self.chart_row_limit], total_rows,
-                           text, False, None, ms, types)
+                           text, False, None, ms, types, summary)
 
     def _summarise(self, cursor: Any, watchdog: _Watchdog, sql: str, columns: list[str],
                    types: list[str], tag: str) -> tuple[int, list | None]:

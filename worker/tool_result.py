@@ -91,6 +91,8 @@ class QueryResult:
     error: str | None
     ms: float
     types: list[str] = field(default_factory=list)
+    # The whole-result summary behind ``text``, kept so the result can be re-rendered.
+    summary: list[ColumnSummary] | None = None
 
     @classmethod
     def failed(cls, query_id: int, sql: str, message: str, ms: float) -> QueryResult:
@@ -109,21 +111,23 @@ def format_result(
     rows: Sequence[Sequence[Any]],
     total_rows: int,
     summary: Sequence[ColumnSummary] | None,
+    max_rows: int = SHOWN_ROWS,
 ) -> str:
     """Render a query result as the tool-result text described in the module doc.
 
     ``rows`` may hold more than ``SHOWN_ROWS`` rows (the sandbox keeps more for
     charts); only the first 25 are shown. ``summary`` is printed only when
     ``total_rows`` exceeds 25, and its header only when it is non-empty.
+    ``max_rows`` other than 25 (0: all of ``rows``) exists for benchmarks only.
     """
-    shown = list(rows[:SHOWN_ROWS])
+    shown = list(rows[:max_rows] if max_rows else rows)
     buffer = io.StringIO()
     buffer.write(f"query_id={query_id} rows={total_rows} shown={len(shown)}\n")
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow([_cap(str(name)) for name in columns])
     for row in shown:
         writer.writerow([format_value(value) for value in row])
-    if total_rows > SHOWN_ROWS:
+    if total_rows > len(shown):
         buffer.write(f"\nsummary over all {total_rows} rows\n")
         if summary:
             writer.writerow(SUMMARY_HEADER)
@@ -137,6 +141,25 @@ def format_result(
                     format_value(item.avg, decimals=2),
                 ])
     return buffer.getvalue().rstrip("\n")
+
+
+def text_for_model(result: QueryResult, fmt: str = "csv", max_rows: int = SHOWN_ROWS) -> str:
+    """The tool-result text under a configuration: ``result.text`` as shipped (CSV, 25
+    rows); otherwise re-rendered from the kept rows and summary. JSON rows (records
+    with raw values) and other row counts exist so benchmarks can price the naive way.
+    """
+    if result.is_error or (fmt == "csv" and max_rows == SHOWN_ROWS):
+        return result.text
+    if fmt == "csv":
+        return format_result(result.query_id, result.columns, result.rows, result.total_rows,
+                             result.summary, max_rows)
+    shown = result.rows[:max_rows] if max_rows else result.rows
+    payload: dict[str, Any] = {
+        "query_id": result.query_id, "rows": result.total_rows, "shown": len(shown),
+        "data": [dict(zip(result.columns, row, strict=False)) for row in shown]}
+    if result.total_rows > len(shown):
+        payload["summary"] = [vars(item) for item in result.summary or []]
+    return json.dumps(payload, default=str, ensure_ascii=False)
 
 
 def format_value(value: Any, *, decimals: int = 4) -> str:

@@ -10,13 +10,11 @@ from api.requests import parse_body, parse_query
 from api.schemas import EventsQuery, JobAccepted, JobCreate, JobOut, JobQuery
 from api.services import jobs as job_service
 from api.spec import spec
-from api.sse import event_stream
+from api.sse import SSE_HEADERS, resume_point
 from shared.errors import BadRequest
 
 bp = Blueprint("jobs", __name__, url_prefix="/v1/jobs")
 bp.before_request(authenticate)
-
-TERMINAL = ("succeeded", "failed", "cancelled")
 
 
 @spec.doc("POST", "/v1/jobs", "Ask a question; the answer is computed asynchronously.",
@@ -42,32 +40,23 @@ def get_job(job_id: str):
     return job_service.wait_for_job(services(), g.tenant_id, job_id, query.wait)
 
 
-@spec.doc("GET", "/v1/jobs/{job_id}/events", "Server-Sent Events of the job's progress.",
-          query=EventsQuery, responses={200: "text/event-stream of job events"})
+@spec.doc("GET", "/v1/jobs/{job_id}/events",
+          "Server-Sent Events of the job's progress, resumable with Last-Event-ID; "
+          "204 when the client already has the terminal event.",
+          query=EventsQuery, responses={200: "text/event-stream of job events", 204: None})
 @bp.get("/<job_id>/events")
 def job_events(job_id: str):
     query = parse_query(EventsQuery)
-    svc = services()
-    job_service.load_job(svc, g.tenant_id, job_id)  # 404 for unknown or foreign jobs
-    tenant_id = g.tenant_id
-    after = request.headers.get("Last-Event-ID") or query.last_event_id or "0-0"
-
-    def terminal_from_db():
-        view = job_service.load_job(svc, tenant_id, job_id)
-        # The worker publishes right after its commit; only a crash in between (or an
-        # expired stream) leaves the database ahead of the stream.
-        if view["status"] in TERMINAL and not svc.events.has_terminal(job_id):
-            return view["status"], view
-        return None
-
-    frames = event_stream(svc.events, job_id, after, heartbeat_s=svc.settings.sse_heartbeat_s,
-                          max_s=svc.settings.job_deadline_s + 120,
-                          terminal_from_db=terminal_from_db)
-    return Response(frames, mimetype="text/event-stream", headers={
-        "Cache-Control": "no-cache", "X-Accel-Buffering": "no", "Connection": "keep-alive"})
+    after = resume_point(request.headers.get("Last-Event-ID"), query.last_event_id)
+    frames = job_service.job_event_stream(services(), g.tenant_id, job_id, after)
+    if frames is None:
+        return "", 204
+    return Response(frames, mimetype="text/event-stream", headers=SSE_HEADERS)
 
 
-@spec.doc("POST", "/v1/jobs/{job_id}/cancel", "Cancel a queued or running job.",
+@spec.doc("POST", "/v1/jobs/{job_id}/cancel",
+          "Cancel: a queued job at once, a running one at its next round boundary; "
+          "409 once it has ended.",
           responses={202: JobOut, 409: None})
 @bp.post("/<job_id>/cancel")
 def cancel_job(job_id: str):

@@ -1,16 +1,22 @@
-"""Job use cases: submit, read (with long-poll), cancel. Every query is tenant-scoped."""
+"""Job use cases: submit, read (with long-poll), subscribe (SSE), cancel. Every query is
+tenant-scoped."""
 from __future__ import annotations
 
 import hashlib
 import json
 import logging
 import time
+from collections.abc import Iterator
 
+import redis
 from sqlalchemy import func, select, update
 from sqlalchemy.exc import IntegrityError
 
 from api.context import Services
+from api.event_hub import HubUnavailable, Subscription
 from api.schemas import JobCreate
+from api.sse import already_delivered, event_stream
+from api.sse_subscribers import subscriber_callbacks
 from shared.enqueue import enqueue_jobs
 from shared.errors import Conflict, NotFound, RateLimited
 from shared.job_view import job_to_dict
@@ -19,6 +25,9 @@ from shared.models import Conversation, Job, Message, new_id, utcnow
 logger = logging.getLogger(__name__)
 
 ACTIVE = ("queued", "running")
+TERMINAL = ("succeeded", "failed", "cancelled")
+RECHECK_HEARTBEATS = 3
+POLL_S = 1.0  # how often a long-poll reads the database while Redis is unavailable
 
 
 def request_hash(payload: dict) -> str:
@@ -103,16 +112,21 @@ def _conversation_for(s, tenant_id: int, body: JobCreate) -> Conversation:
 
 
 def _announce(svc: Services, views: list[dict]) -> None:
-    """Enqueue committed jobs and publish their ``queued`` events; never raises."""
-    enqueue_jobs(svc.celery, svc.sessions, [v["job_id"] for v in views])
+    """Publish committed jobs' ``queued`` events, then enqueue them; never raises.
+
+    In that order: a fast worker's ``started`` (even its terminal event) must never
+    precede ``queued`` in the stream, whose last entry is the terminal one.
+    """
     try:
         for view in views:
             svc.events.publish(view["job_id"], "queued", view)
-    except Exception as exc:
+    except redis.RedisError as exc:
         logger.warning("could not publish queued events: %s", exc)
+    enqueue_jobs(svc.celery, svc.sessions, [v["job_id"] for v in views])
 
 
 def load_job(svc: Services, tenant_id: int, job_id: str) -> dict:
+    """The job's public view; raises NotFound for unknown ids and other tenants' jobs."""
     with svc.session() as s:
         job = s.scalar(select(Job).where(Job.id == job_id, Job.tenant_id == tenant_id))
         if job is None:
@@ -120,67 +134,123 @@ def load_job(svc: Services, tenant_id: int, job_id: str) -> dict:
         return job_to_dict(job)
 
 
-def wait_for_job(svc: Services, tenant_id: int, job_id: str, wait_s: float) -> dict:
-    """The job, once terminal or after ``wait_s`` seconds, whichever comes first.
+def _recheck_s(svc: Services) -> float:
+    # The worker publishes the terminal event right after its commit, so the database
+    # is consulted only as a safety net (a worker that died in between, a job the
+    # reaper ended): every few heartbeats of silence, never per event.
+    return RECHECK_HEARTBEATS * svc.settings.sse_heartbeat_s
 
-    While waiting it holds no database connection: it blocks on the job's event stream.
+
+def wait_for_job(svc: Services, tenant_id: int, job_id: str, wait_s: float) -> dict:
+    """The job, as soon as it is terminal or after ``wait_s`` seconds, whichever is first.
+
+    While waiting it holds no database connection (each read is a short session), no
+    Redis connection and, under gevent workers, no thread: it waits on the process's
+    event hub for the job's terminal event. Without Redis it polls the database once a
+    second instead. Raises NotFound.
     """
     view = load_job(svc, tenant_id, job_id)
-    if wait_s <= 0 or view["status"] in ("succeeded", "failed", "cancelled"):
+    if wait_s <= 0 or view["status"] in TERMINAL:
         return view
     deadline = time.monotonic() + wait_s
     try:
         after = svc.events.last_id(job_id)
-        view = load_job(svc, tenant_id, job_id)  # re-read: the end may precede `after`
-        while view["status"] not in ("succeeded", "failed", "cancelled"):
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                break
-            events = svc.events.read(job_id, after, block_ms=max(1, int(remaining * 1000)))
-            if events:
-                after = events[-1].id
-                terminal = next((e for e in events if e.is_terminal), None)
-                if terminal is not None:
-                    return terminal.data
-    except Exception as exc:  # Redis trouble: degrade to polling the database
+        # Re-read: the job may have ended (and published) before `after` was taken.
+        view = load_job(svc, tenant_id, job_id)
+        if view["status"] in TERMINAL:
+            return view
+        with svc.event_hub.subscribe(job_id, after) as subscription:
+            return _await_end(svc, tenant_id, job_id, subscription, deadline)
+    except redis.RedisError as exc:
         logger.warning("long-poll on job %s falls back to polling: %s", job_id, exc)
         while time.monotonic() < deadline and view["status"] in ACTIVE:
-            time.sleep(min(1.0, max(0.0, deadline - time.monotonic())))
+            time.sleep(min(POLL_S, max(0.0, deadline - time.monotonic())))
             view = load_job(svc, tenant_id, job_id)
         return view
+
+
+def _await_end(svc: Services, tenant_id: int, job_id: str, subscription: Subscription,
+               deadline: float) -> dict:
+    recheck_s = _recheck_s(svc)
+    next_check = time.monotonic() + recheck_s
+    while (now := time.monotonic()) < deadline:
+        try:
+            events = subscription.get(timeout=min(deadline, next_check) - now)
+        except HubUnavailable:  # Redis trouble: the database tells the end meanwhile
+            events, recheck_s = [], POLL_S
+            next_check = min(next_check, time.monotonic() + POLL_S)
+        terminal = next((e for e in events if e.is_terminal), None)
+        if terminal is not None:
+            return terminal.data
+        if time.monotonic() >= next_check:
+            view = load_job(svc, tenant_id, job_id)
+            if view["status"] in TERMINAL:
+                return view
+            next_check = time.monotonic() + recheck_s
     return load_job(svc, tenant_id, job_id)
 
 
-def cancel_job(svc: Services, tenant_id: int, job_id: str) -> dict:
-    """Cancel at once if queued; flag for the next round boundary if running.
+def job_event_stream(svc: Services, tenant_id: int, job_id: str, after: str) -> Iterator[str] | None:
+    """The SSE frames of the job after stream id ``after``, or None when the client has
+    already seen the terminal event (answered 204, which stops EventSource reconnecting).
 
-    Raises NotFound, or Conflict when the job already ended.
+    A finished job whose terminal event is missing from the stream (expired, or never
+    published) gets it published now, so a late subscriber still receives it at once.
+    Raises NotFound.
+    """
+    view = load_job(svc, tenant_id, job_id)
+    ended = view["status"] in TERMINAL
+    if ended:
+        svc.events.publish(job_id, view["status"], view)  # a no-op when it is there already
+        if already_delivered(svc.events, job_id, after):
+            return None
+
+    def terminal_from_db() -> tuple[str, dict] | None:
+        latest = load_job(svc, tenant_id, job_id)
+        return (latest["status"], latest) if latest["status"] in TERMINAL else None
+
+    max_s = svc.settings.job_deadline_s + 120
+    on_open, on_close = subscriber_callbacks(svc.redis, max_s)  # the open-streams gauge
+    return event_stream(svc.events, job_id, after, heartbeat_s=svc.settings.sse_heartbeat_s,
+                        max_s=max_s, recheck_s=_recheck_s(svc), terminal_from_db=terminal_from_db,
+                        # An ended job's stream is complete: read it, nothing to wait for.
+                        hub=None if ended else svc.event_hub, on_open=on_open,
+                        on_close=on_close)
+
+
+def cancel_job(svc: Services, tenant_id: int, job_id: str) -> dict:
+    """Cancel a queued job at once, or flag a running one for the loop's next round
+    boundary (its partial usage is still recorded when it stops).
+
+    Returns the job view with ``cancel_requested: true``; a queued job's view is
+    already ``cancelled`` and its terminal event is published. Raises NotFound, or
+    Conflict when the job already ended.
     """
     now = utcnow()
     with svc.session() as s:
         job = s.scalar(select(Job).where(Job.id == job_id, Job.tenant_id == tenant_id))
         if job is None:
             raise NotFound(f"No job {job_id}.")
+        # Two guarded updates, so a worker claiming the job concurrently either finds it
+        # cancelled or is flagged: there is no state in which the request is lost.
         if s.execute(update(Job).where(Job.id == job_id, Job.status == "queued").values(
                 status="cancelled", cancel_requested=True, finished_at=now,
                 error_code="cancelled", error_message="The job was cancelled at your request.")
                 ).rowcount:
-            s.flush()
-            s.refresh(job)
-            view = job_to_dict(job)
             terminal = True
         elif s.execute(update(Job).where(Job.id == job_id, Job.status == "running")
                        .values(cancel_requested=True)).rowcount:
-            s.refresh(job)
-            view, terminal = job_to_dict(job), False
+            terminal = False
         else:
             s.refresh(job)
             raise Conflict(f"Job {job_id} already ended ({job.status}); nothing to cancel.",
                            status_now=job.status)
+        s.refresh(job)
+        view = job_to_dict(job)
+    logger.info("job %s: cancel requested (%s)", job_id, view["status"])
     if terminal:
         try:
             svc.events.publish(job_id, "cancelled", view)
-        except Exception as exc:
+        except redis.RedisError as exc:  # the SSE and long-poll database rechecks cover it
             logger.warning("job %s: could not publish cancelled event: %s", job_id, exc)
-    view["cancel_requested"] = True
-    return view
+    return {**view, "cancel_requested": True}

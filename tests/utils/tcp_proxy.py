@@ -11,6 +11,7 @@ import logging
 import selectors
 import socket
 import threading
+from typing import Self
 
 logger = logging.getLogger(__name__)
 
@@ -34,7 +35,7 @@ class TcpProxy:
 
     # -- control ----------------------------------------------------------------------
 
-    def start(self) -> "TcpProxy":
+    def start(self) -> TcpProxy:
         self._thread.start()
         return self
 
@@ -44,7 +45,7 @@ class TcpProxy:
         with self._lock:
             pairs, self._pairs = list(self._pairs), set()
         for pair in pairs:
-            _close(*pair)
+            _shutdown(*pair)  # the pump thread sees EOF and closes them
         logger.info("proxy :%s cut (%d connections dropped)", self.port, len(pairs))
 
     def restore(self) -> None:
@@ -61,7 +62,7 @@ class TcpProxy:
         self._listener.close()
         self._thread.join(5)
 
-    def __enter__(self) -> "TcpProxy":
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc) -> None:
@@ -112,10 +113,15 @@ class TcpProxy:
         _close(client, upstream)
 
 
-def _close(*socks: socket.socket) -> None:
+def _shutdown(*socks: socket.socket) -> None:
     for sock in socks:
         try:
             sock.shutdown(socket.SHUT_RDWR)
         except OSError:
             pass
+
+
+def _close(*socks: socket.socket) -> None:
+    _shutdown(*socks)
+    for sock in socks:
         sock.close()

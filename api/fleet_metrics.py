@@ -1,0 +1,99 @@
+"""Deployment-wide figures read from Redis and the database each time /metrics is scraped.
+
+These belong to no single process, so the API reads them on demand instead of a
+worker counting them: the Celery queue depth (including kombu's priority sub-queues)
+and unacknowledged deliveries, queued/running jobs and the age of the oldest queued
+one, and open SSE streams. A source that does not answer is reported through
+``sunrise_metrics_source_up`` and the scrape still succeeds.
+"""
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Iterator
+
+import redis
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
+from sqlalchemy import func, select
+from sqlalchemy.exc import SQLAlchemyError
+
+from api.sse_subscribers import count_subscribers
+from shared.models import Job, utcnow
+from shared.queue import CHAT_QUEUE, REPORTS_QUEUE
+
+logger = logging.getLogger(__name__)
+
+# kombu's Redis transport keeps priority p != 0 of queue q in the list "q\x06\x16p".
+KOMBU_PRIORITY_SEP = "\x06\x16"
+KOMBU_PRIORITY_STEPS = (3, 6, 9)
+KOMBU_UNACKED_KEY = "unacked"
+ACTIVE_STATUSES = ("queued", "running")
+
+
+def queue_keys(queue: str) -> list[str]:
+    """Every Redis list that holds messages of ``queue``."""
+    return [queue, *(f"{queue}{KOMBU_PRIORITY_SEP}{p}" for p in KOMBU_PRIORITY_STEPS)]
+
+
+class FleetCollector(Collector):
+    """A prometheus-client collector over a ``Services``-like object (``redis``, ``sessions``)."""
+
+    def __init__(self, services, queues: Iterable[str] = (CHAT_QUEUE, REPORTS_QUEUE)):
+        self.services = services
+        self.queues = tuple(queues)
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        up = GaugeMetricFamily("sunrise_metrics_source_up",
+                               "1 when the source answered this scrape.", labels=["source"])
+        try:
+            yield from self._redis_families()
+            up.add_metric(["redis"], 1)
+        except redis.RedisError as exc:
+            logger.warning("metrics: Redis figures unavailable: %s", exc)
+            up.add_metric(["redis"], 0)
+        try:
+            yield from self._database_families()
+            up.add_metric(["database"], 1)
+        except SQLAlchemyError as exc:
+            logger.warning("metrics: database figures unavailable: %s", exc)
+            up.add_metric(["database"], 0)
+        yield up
+
+    def _redis_families(self) -> list[GaugeMetricFamily]:
+        client = self.services.redis
+        pipe = client.pipeline(transaction=False)
+        for queue in self.queues:
+            for key in queue_keys(queue):
+                pipe.llen(key)
+        pipe.hlen(KOMBU_UNACKED_KEY)
+        lengths = pipe.execute()
+        depth = GaugeMetricFamily("sunrise_queue_depth",
+                                  "Messages waiting in a Celery queue.", labels=["queue"])
+        per_queue = len(KOMBU_PRIORITY_STEPS) + 1
+        for i, queue in enumerate(self.queues):
+            depth.add_metric([queue], sum(lengths[i * per_queue:(i + 1) * per_queue]))
+        unacked = GaugeMetricFamily(
+            "sunrise_queue_unacked",
+            "Messages delivered to workers and not yet acknowledged (jobs in flight).",
+            value=lengths[-1])
+        sse = GaugeMetricFamily("sunrise_sse_subscribers",
+                                "Open Server-Sent Events streams across all API processes.",
+                                value=count_subscribers(client))
+        return [depth, unacked, sse]
+
+    def _database_families(self) -> list[GaugeMetricFamily]:
+        with self.services.sessions() as s:
+            counts = dict(s.execute(
+                select(Job.status, func.count()).where(Job.status.in_(ACTIVE_STATUSES))
+                .group_by(Job.status)).all())
+            oldest = s.scalar(select(func.min(Job.created_at)).where(Job.status == "queued"))
+        jobs = GaugeMetricFamily("sunrise_jobs", "Jobs queued or running right now.",
+                                 labels=["status"])
+        for status in ACTIVE_STATUSES:
+            jobs.add_metric([status], counts.get(status, 0))
+        age = (utcnow() - oldest).total_seconds() if oldest is not None else 0.0
+        oldest_age = GaugeMetricFamily(
+            "sunrise_oldest_queued_job_age_seconds",
+            "Age of the oldest job still queued (0 when none): work waiting for workers.",
+            value=max(0.0, age))
+        return [jobs, oldest_age]

@@ -1,0 +1,83 @@
+"""/v1/batches: submit a set of questions, follow them, fetch the report."""
+from __future__ import annotations
+
+from flask import Blueprint, Response, g, request
+
+from api.auth import authenticate
+from api.batch_schemas import BatchAccepted, BatchCreate, BatchOut, BatchQuery, ReportQuery
+from api.context import services
+from api.limits import check_rate
+from api.requests import parse_body, parse_query
+from api.schemas import EventsQuery
+from api.services import batches as batch_service
+from api.spec import spec
+from api.sse import SSE_HEADERS, resume_point
+from shared.errors import BadRequest
+from shared.reports import MEDIA_TYPES, render
+
+bp = Blueprint("batches", __name__, url_prefix="/v1/batches")
+bp.before_request(authenticate)
+
+# Model-written text is escaped in the report; this forbids scripts and fetches anyway.
+REPORT_CSP = ("default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
+              "frame-ancestors 'none'; base-uri 'none'; form-action 'none'")
+
+
+@spec.doc("POST", "/v1/batches", "Submit 1 to 500 questions; a report is assembled when all end.",
+          body=BatchCreate, responses={202: BatchAccepted, 409: None}, tag="batches")
+@bp.post("")
+def create_batch():
+    body = parse_body(BatchCreate)
+    key = request.headers.get("Idempotency-Key")
+    if key is not None and not (0 < len(key) <= 200):
+        raise BadRequest("Idempotency-Key must be 1 to 200 characters.")
+    svc = services()
+    check_rate(svc, g.tenant_id)
+    accepted, _created = batch_service.submit_batch(svc, g.tenant_id, body, key)
+    return accepted, 202, {"Location": accepted["links"]["self"]}
+
+
+@spec.doc("GET", "/v1/batches/{batch_id}", "Counts per job status, progress, ETA and usage.",
+          query=BatchQuery, responses={200: BatchOut}, tag="batches")
+@bp.get("/<batch_id>")
+def get_batch(batch_id: str):
+    parse_query(BatchQuery)
+    return batch_service.get_batch(services(), g.tenant_id, batch_id)
+
+
+@spec.doc("GET", "/v1/batches/{batch_id}/events",
+          "Server-Sent Events: queued, one progress per finished question, then completed.",
+          query=EventsQuery, responses={200: "text/event-stream of batch events", 204: None},
+          tag="batches")
+@bp.get("/<batch_id>/events")
+def batch_events(batch_id: str):
+    query = parse_query(EventsQuery)
+    after = resume_point(request.headers.get("Last-Event-ID"), query.last_event_id)
+    frames = batch_service.batch_event_stream(services(), g.tenant_id, batch_id, after)
+    if frames is None:
+        return "", 204
+    return Response(frames, mimetype="text/event-stream", headers=SSE_HEADERS)
+
+
+@spec.doc("GET", "/v1/batches/{batch_id}/report",
+          "The report: one self-contained HTML file, Markdown, JSON, or CSV of the charts' rows; "
+          "409 while the batch runs.",
+          query=ReportQuery, responses={200: ("the report", "text/html", "text/markdown", "application/json",
+                                  "text/csv"), 409: None}, tag="batches")
+@bp.get("/<batch_id>/report")
+def batch_report(batch_id: str):
+    query = parse_query(ReportQuery)
+    document = batch_service.load_report(services(), g.tenant_id, batch_id)
+    single = query.format == "csv" and query.question is not None and query.chart is not None
+    body = render(document, query.format, question=query.question if single else None,
+                  chart=query.chart if single else None)
+    name = f"sunrise-batch-{batch_id[:8]}"
+    if single:
+        name += f"-q{query.question}-c{query.chart}"
+    disposition = "attachment" if query.download or query.format == "csv" else "inline"
+    headers = {"Content-Disposition": f'{disposition}; filename="{name}.{query.format}"',
+               "Cache-Control": "private, max-age=300", "X-Content-Type-Options": "nosniff",
+               "Referrer-Policy": "no-referrer"}
+    if query.format == "html":
+        headers["Content-Security-Policy"] = REPORT_CSP
+    return Response(body, content_type=MEDIA_TYPES[query.format], headers=headers)

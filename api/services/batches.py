@@ -1,0 +1,195 @@
+"""Batch use cases: submit, read (healing a stalled batch), stream progress, report.
+
+Every query is tenant-scoped: another tenant's batch is NotFound.
+"""
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+
+from api.batch_schemas import BatchCreate
+from api.context import Services
+from api.services.jobs import request_hash
+from api.sse import already_delivered, event_stream
+from api.sse_subscribers import subscriber_callbacks
+from shared import batches as batch_rows
+from shared.enqueue import enqueue_jobs
+from shared.errors import Conflict, NotFound, ValidationFailed
+from shared.job_view import job_to_dict
+from shared.models import Batch, Job
+from shared.queue import ASSEMBLE_BATCH, REPORTS_QUEUE, RUN_ECONOMY_BATCH
+from shared.reports.document import unpack
+from shared.webhooks import check_webhook_url
+
+logger = logging.getLogger(__name__)
+
+# A status read re-checks a running batch at most this often (see _heal).
+HEAL_EVERY_S = 5
+# The economy driver may wait its turn on the reports queue; re-sent only after this.
+ECONOMY_RESEND_S = 120
+BATCH_STREAM_MAX_S = 900
+
+
+def submit_batch(svc: Services, tenant_id: int, body: BatchCreate,
+                 idempotency_key: str | None) -> tuple[dict[str, Any], bool]:
+    """Create the batch and its jobs, and start it. Returns (accepted view, created).
+
+    The same Idempotency-Key with the same body returns the first batch; with another
+    body raises Conflict. Raises ValidationFailed past ``max_batch_questions`` or for
+    a webhook URL whose host is not allow-listed.
+    """
+    limit = svc.settings.max_batch_questions
+    if len(body.questions) > limit:
+        raise ValidationFailed(f"A batch holds at most {limit} questions; "
+                               f"this one has {len(body.questions)}.")
+    if body.webhook_url:
+        check_webhook_url(body.webhook_url, svc.settings.webhook_allowed_hosts,
+                          require_https=svc.settings.env == "production")
+    digest = request_hash(body.model_dump())
+    with svc.session() as s:
+        if idempotency_key:
+            existing = _by_idempotency_key(s, tenant_id, idempotency_key, digest)
+            if existing is not None:
+                return _accepted(existing, batch_rows.ordered_job_ids(s, existing.id)), False
+        try:
+            batch = batch_rows.create_batch(
+                s, tenant_id=tenant_id, questions=body.questions, model=svc.settings.model,
+                title=body.title.strip(), mode=body.mode, conversation=body.conversation,
+                webhook_url=body.webhook_url, idempotency_key=idempotency_key,
+                request_hash=digest)
+        except IntegrityError:
+            s.rollback()
+            return _after_idempotency_race(svc, tenant_id, idempotency_key, digest), False
+        released = batch_rows.release_ready(s, batch.id)
+        jobs = list(s.scalars(select(Job).where(Job.batch_id == batch.id)
+                              .order_by(Job.batch_index)))
+        accepted = _accepted(batch, [j.id for j in jobs])
+        job_views = [job_to_dict(j) for j in jobs]
+        view = batch_rows.load_view(s, batch)
+    logger.info("batch %s accepted: %d questions, %s mode, %s conversations", batch.id,
+                batch.total, batch.mode, batch.conversation_mode)
+    _start(svc, batch, released)
+    try:
+        for job_view in job_views:
+            svc.events.publish(job_view["job_id"], "queued", job_view)
+        svc.batch_events.publish(batch.id, "queued", view)
+    except Exception as exc:
+        logger.warning("batch %s: could not publish queued events: %s", batch.id, exc)
+    return accepted, True
+
+
+def _start(svc: Services, batch: Batch, released: list[str]) -> None:
+    if batch.mode == "economy":
+        try:
+            svc.celery.send_task(RUN_ECONOMY_BATCH, args=[batch.id], queue=REPORTS_QUEUE)
+            svc.redis.set(f"sunrise:batch-economy-sent:{batch.id}", 1, ex=ECONOMY_RESEND_S)
+        except Exception as exc:  # the next status read sends it again
+            logger.warning("batch %s: could not queue economy mode: %s", batch.id, exc)
+    elif released:
+        enqueue_jobs(svc.celery, svc.sessions, released, queue=REPORTS_QUEUE)
+
+
+def _accepted(batch: Batch, job_ids: list[str]) -> dict[str, Any]:
+    return {"batch_id": batch.id, "job_ids": job_ids, "status": batch.status,
+            "total": batch.total, "links": batch_rows.batch_links(batch.id)}
+
+
+def _by_idempotency_key(s, tenant_id: int, key: str, digest: str) -> Batch | None:
+    batch = s.scalar(select(Batch).where(Batch.tenant_id == tenant_id,
+                                         Batch.idempotency_key == key))
+    if batch is not None and batch.request_hash != digest:
+        raise Conflict("This Idempotency-Key was already used with a different request body.")
+    return batch
+
+
+def _after_idempotency_race(svc: Services, tenant_id: int, key: str | None, digest: str) -> dict:
+    with svc.session() as s:
+        batch = _by_idempotency_key(s, tenant_id, key, digest) if key else None
+        if batch is None:
+            raise Conflict("A concurrent request created this batch; retry.")
+        return _accepted(batch, batch_rows.ordered_job_ids(s, batch.id))
+
+
+def _load(s, tenant_id: int, batch_id: str) -> Batch:
+    batch = s.scalar(select(Batch).where(Batch.id == batch_id, Batch.tenant_id == tenant_id))
+    if batch is None:
+        raise NotFound(f"No batch {batch_id}.")
+    return batch
+
+
+def get_batch(svc: Services, tenant_id: int, batch_id: str) -> dict[str, Any]:
+    """The batch view; a running batch is healed first (at most every few seconds)."""
+    with svc.session() as s:
+        status = _load(s, tenant_id, batch_id).status
+    if status == "running":
+        _heal(svc, batch_id)
+    with svc.session() as s:
+        return batch_rows.load_view(s, _load(s, tenant_id, batch_id))
+
+
+def _heal(svc: Services, batch_id: str) -> None:
+    """Restart whatever a lost message or a crash left waiting; never raises.
+
+    Jobs cancelled through the API and workers that died between a job's commit and
+    its after-finish hook leave a batch with nothing queued to move it on: here the
+    next held jobs are released, the economy driver is sent again, or the assembly
+    is asked for once every job has ended. All of it is idempotent.
+    """
+    try:
+        if not svc.redis.set(f"sunrise:batch-heal:{batch_id}", 1, nx=True, ex=HEAL_EVERY_S):
+            return
+        with svc.session() as s:
+            batch = s.get(Batch, batch_id)
+            released = batch_rows.release_ready(s, batch_id)
+            counts = batch_rows.status_counts(s, batch_id)
+            held = batch_rows.held_job_ids(s, batch_id) if batch.mode == "economy" else []
+        if released:
+            logger.warning("batch %s: released %d stalled jobs", batch_id, len(released))
+            enqueue_jobs(svc.celery, svc.sessions, released, queue=REPORTS_QUEUE)
+        if batch_rows.is_done(counts, batch.total):
+            svc.celery.send_task(ASSEMBLE_BATCH, args=[batch_id], queue=REPORTS_QUEUE)
+        elif held and not counts["running"] and svc.redis.set(
+                f"sunrise:batch-economy-sent:{batch_id}", 1, nx=True, ex=ECONOMY_RESEND_S):
+            logger.warning("batch %s: economy mode not started; sending it again", batch_id)
+            svc.celery.send_task(RUN_ECONOMY_BATCH, args=[batch_id], queue=REPORTS_QUEUE)
+    except Exception as exc:
+        logger.warning("batch %s: could not check for stalls: %s", batch_id, exc)
+
+
+def batch_event_stream(svc: Services, tenant_id: int, batch_id: str,
+                       after: str) -> Iterator[str] | None:
+    """SSE frames of the batch (``queued``, one ``progress`` per finished question, then
+    ``completed``) after ``after``; None when the client already saw the end.
+    Raises NotFound."""
+    view = get_batch(svc, tenant_id, batch_id)
+    if view["status"] == "completed":
+        svc.batch_events.publish(batch_id, "completed", view)  # no-op when already there
+        if already_delivered(svc.batch_events, batch_id, after):
+            return None
+
+    def terminal_from_db() -> tuple[str, dict] | None:
+        latest = get_batch(svc, tenant_id, batch_id)
+        return ("completed", latest) if latest["status"] == "completed" else None
+
+    on_open, on_close = subscriber_callbacks(svc.redis, BATCH_STREAM_MAX_S, kind="batch")
+    return event_stream(svc.batch_events, batch_id, after,
+                        heartbeat_s=svc.settings.sse_heartbeat_s, max_s=BATCH_STREAM_MAX_S,
+                        terminal_from_db=terminal_from_db, on_open=on_open, on_close=on_close)
+
+
+def load_report(svc: Services, tenant_id: int, batch_id: str) -> dict[str, Any]:
+    """The stored report document. Raises NotFound, or Conflict while still running."""
+    with svc.session() as s:
+        batch = _load(s, tenant_id, batch_id)
+        blob = batch.report
+        status = batch.status
+    if status != "completed" or blob is None:
+        view = get_batch(svc, tenant_id, batch_id)
+        raise Conflict(f"Batch {batch_id} is still running ({view['done']} of {view['total']} "
+                       "questions done); its report is assembled when all have ended.",
+                       headers={"Retry-After": "5"}, progress=view["progress"])
+    return unpack(blob)

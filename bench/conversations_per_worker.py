@@ -1,0 +1,95 @@
+"""Figure 2, conversations per worker: how many slow LLM conversations ONE worker
+process carries at once.
+
+The offline model answers every call after a fixed latency (1,000 ms); each job
+makes 2 calls, so N jobs started together cannot finish faster than 2 s: the
+latency bound is N / 2 s jobs/s. The jobs are inserted in MariaDB and enqueued in
+one go (the API is not what is measured here), and the clock runs from the enqueue
+to the last terminal event. Peak RSS of the worker process comes from /proc.
+"""
+from __future__ import annotations
+
+import logging
+import time
+
+from bench.figures import CpuMeter, result, row
+from bench.profiling import Recording
+from bench.stack import Stack
+from shared.db import session_factory, session_scope
+from shared.enqueue import enqueue_jobs
+from shared.keys import get_or_create_tenant
+from shared.models import Conversation, Job, Message, new_id
+from shared.queue import make_celery
+
+logger = logging.getLogger(__name__)
+
+QUESTION = "How many flights did each carrier fly?"
+TARGET = 0.85
+RSS_TARGET_MB = 400
+CALLS_PER_JOB = 2
+
+
+def run(smoke: bool = False, profile: bool = False) -> dict:
+    """200 then 500 conversations at 1 s per call (smoke: 10 at 200 ms)."""
+    latency_ms = 200 if smoke else 1000
+    sizes = [10] if smoke else [200, 500]
+    rows, details = [], {"latency_ms": latency_ms, "runs": {}}
+    with Stack("conversations") as stack:
+        stack.start_fake_llm(latency_ms=latency_ms)
+        for size in sizes:
+            # Headroom over the job count: heartbeats and claims must never queue jobs.
+            concurrency = size + max(10, size // 4)
+            worker = stack.start_worker(concurrency)
+            _run_jobs(stack, 4)  # warm-up: DuckDB, SDK client, connection pools
+            meter = CpuMeter({"worker": worker, "offline model": stack.fake_llm_process})
+            with meter.span():
+                elapsed = _run_jobs(stack, size)
+            bound_s = CALLS_PER_JOB * latency_ms / 1000
+            ratio = bound_s / elapsed
+            rss = worker.peak_rss_mb()
+            details["runs"][size] = {"concurrency": concurrency, "elapsed_s": round(elapsed, 3),
+                                     "peak_rss_mb": round(rss, 1),
+                                     "cpu_ms_per_job": meter.per_item_ms(size)}
+            first = size == sizes[0]
+            if profile and first and ratio < TARGET:
+                details["profile"] = _profile(stack, worker, size, elapsed)
+            worker.stop()
+            label = f"{size} at once on one worker, {latency_ms} ms/call"
+            rows.append(row("2 conversations per worker", f"jobs/s ÷ latency bound ({label})",
+                            f"{size / elapsed:.1f} jobs/s", f"{size / bound_s:.0f} jobs/s", ratio,
+                            f"≥ {TARGET}" if first else "report", ratio >= TARGET if first else None))
+            rows.append(row("2 conversations per worker", f"worker peak RSS ({size} at once)",
+                            f"{rss:.0f} MB", "", None,
+                            f"≤ {RSS_TARGET_MB} MB" if first else "report",
+                            rss <= RSS_TARGET_MB if first else None))
+    return result("conversations_per_worker", smoke, rows, **details)
+
+
+def _run_jobs(stack: Stack, count: int) -> float:
+    """Insert ``count`` queued jobs, enqueue them at once; seconds until all are terminal."""
+    settings = stack.settings
+    job_ids = []
+    with session_scope(settings.database_url) as s:
+        tenant = get_or_create_tenant(s, "bench-conversations")
+        for _ in range(count):
+            conversation = Conversation(id=new_id(), tenant_id=tenant.id, title=QUESTION)
+            job = Job(id=new_id(), tenant_id=tenant.id, conversation_id=conversation.id,
+                      message=QUESTION, model=settings.model)
+            s.add_all([conversation, job, Message(conversation_id=conversation.id, job_id=job.id,
+                                                  role="user", text=QUESTION)])
+            job_ids.append(job.id)
+    celery = make_celery(settings)
+    started = time.perf_counter()
+    enqueue_jobs(celery, session_factory(settings.database_url), job_ids)
+    finished = stack.wait_terminal(job_ids, timeout=120 + count)
+    celery.close()
+    return finished - started
+
+
+def _profile(stack: Stack, worker, size: int, elapsed: float) -> list[str]:
+    """Where the worker's CPU goes (GIL holders only) while it runs ``size`` jobs again."""
+    recording = Recording(worker.pid, stack.log_dir / "worker-conversations.pyspy",
+                          elapsed, gil=True)
+    time.sleep(1.0)
+    _run_jobs(stack, size)
+    return recording.finish()

@@ -1,0 +1,126 @@
+"""Figure 1, engine overhead: full-stack jobs/s ÷ bare Celery no-op tasks/s.
+
+Full stack: questions are POSTed to the real API (gunicorn), enqueued on Redis, run
+by one real worker process against the offline model at 0 ms latency (2 LLM calls
+and 1 SQL per job), persisted in MariaDB, and counted done when their terminal
+event is in Redis. Baseline: the same Celery configuration, the same Redis, the
+same worker concurrency, running a task that does nothing. Both clocks run from the
+first submit to the last completion.
+"""
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+
+import httpx
+from sqlalchemy import func, select
+
+from bench.figures import CpuMeter, result, row
+from bench.noop_worker import DONE_KEY, NOOP_TASK
+from bench.profiling import Recording
+from bench.stack import Stack
+from shared.config import Settings
+from shared.db import session_scope
+from shared.models import Job
+from shared.queue import make_celery
+
+logger = logging.getLogger(__name__)
+
+QUESTION = "How many flights did each carrier fly?"
+TARGET = 0.30
+SUBMITTERS = 8
+NOOP_QUEUE = "bench-noop"
+
+
+def run(smoke: bool = False, profile: bool = False) -> dict:
+    """Measure both rates in one stack, alternating rounds (best of each counts: the
+    machine is shared, and the best round is the one least disturbed). With ``profile``
+    and a missed target, py-spy the worker and API during one more full-stack pass."""
+    jobs, noops, rounds = (8, 50, 1) if smoke else (200, 2000, 2)
+    concurrency = Settings.model_fields["worker_concurrency"].default
+    with Stack("engine") as stack:
+        stack.start_fake_llm(latency_ms=0)
+        stack.start_worker(concurrency, app="bench.noop_worker", queues=NOOP_QUEUE)
+        api, base_url = stack.start_api(workers=2)
+        worker = stack.start_worker(concurrency)
+        key = stack.api_key()
+        _noop_rate(stack, 20)  # warm-ups: connections, DuckDB, caches
+        _submit_and_wait(stack, base_url, key, 4)
+        noop_rates, job_rates = [], []
+        meter = CpuMeter({"worker": worker, "api": api, "offline model": stack.fake_llm_process})
+        for _ in range(rounds):
+            noop_rates.append(_noop_rate(stack, noops))
+            with meter.span():
+                job_rates.append(jobs / _submit_and_wait(stack, base_url, key, jobs))
+        noop_rate, job_rate = max(noop_rates), max(job_rates)
+        ratio = job_rate / noop_rate
+        statuses = _statuses(stack)
+        profiles = {}
+        if profile and ratio < TARGET:
+            profiles = _profile(stack, base_url, key, worker, api, jobs, job_rate)
+    rows = [row("1 engine overhead", "full-stack jobs/s ÷ bare Celery no-op tasks/s",
+                f"{job_rate:.1f} jobs/s", f"{noop_rate:.0f} tasks/s", ratio, f"≥ {TARGET}",
+                ratio >= TARGET)]
+    return result("engine_overhead", smoke, rows, jobs=jobs, noop_tasks=noops,
+                  worker_concurrency=concurrency, job_statuses=statuses,
+                  rounds={"jobs_per_s": [round(r, 2) for r in job_rates],
+                          "noop_tasks_per_s": [round(r, 1) for r in noop_rates]},
+                  cpu_ms_per_job=meter.per_item_ms(jobs), profile=profiles)
+
+
+def _noop_rate(stack: Stack, count: int) -> float:
+    """Publish ``count`` no-op tasks in a plain loop and wait until all have run."""
+    client = stack.redis()
+    client.delete(DONE_KEY)
+    celery = make_celery(stack.settings)
+    started = time.perf_counter()
+    with celery.producer_or_acquire() as producer:
+        for _ in range(count):
+            celery.send_task(NOOP_TASK, args=[str(uuid.uuid4())], queue=NOOP_QUEUE,
+                             producer=producer)
+    deadline = time.monotonic() + 120
+    while int(client.get(DONE_KEY) or 0) < count:
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"no-op tasks: {client.get(DONE_KEY)} of {count} done")
+        time.sleep(0.002)
+    elapsed = time.perf_counter() - started
+    celery.close()
+    return count / elapsed
+
+
+def _submit_and_wait(stack: Stack, base_url: str, key: str, count: int) -> float:
+    """POST ``count`` jobs from a few client threads; seconds until the last is terminal."""
+    headers = {"Authorization": f"Bearer {key}"}
+    clients = [httpx.Client(base_url=base_url, headers=headers, timeout=30)
+               for _ in range(SUBMITTERS)]
+
+    def submit(i: int) -> str:
+        resp = clients[i % SUBMITTERS].post("/v1/jobs", json={"message": QUESTION})
+        resp.raise_for_status()
+        return resp.json()["job_id"]
+
+    started = time.perf_counter()
+    with ThreadPoolExecutor(SUBMITTERS) as pool:
+        job_ids = list(pool.map(submit, range(count)))
+    finished = stack.wait_terminal(job_ids, timeout=60 + count)
+    for client in clients:
+        client.close()
+    return finished - started
+
+
+def _statuses(stack: Stack) -> dict[str, int]:
+    with session_scope(stack.settings.database_url) as s:
+        return dict(s.execute(select(Job.status, func.count()).group_by(Job.status)).all())
+
+
+def _profile(stack, base_url, key, worker, api, jobs, job_rate) -> dict:
+    seconds = max(3.0, jobs / job_rate)
+    recordings = {
+        "worker": Recording(worker.pid, stack.log_dir / "worker.pyspy", seconds, gil=True),
+        "api": Recording(api.pid, stack.log_dir / "api.pyspy", seconds, gil=True),
+    }
+    time.sleep(1.0)  # py-spy attaches
+    _submit_and_wait(stack, base_url, key, jobs)
+    return {name: rec.finish() for name, rec in recordings.items()}

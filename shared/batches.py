@@ -1,0 +1,178 @@
+"""Batches in the app database: creating one, holding and releasing its jobs, counting.
+
+A batch is one ``batches`` row plus N ordinary jobs (``batch_id``, ``batch_index``)
+that run on the same machinery as any other job. Its jobs start *held*: status
+``queued`` with ``enqueued_at = HELD``, a date that neither of the reaper's rules
+("queued but never sent", "sent too long ago") ever matches, so nothing runs them
+before the batch releases them. Releasing clears the mark and enqueues the job.
+
+Release rules (:func:`release_ready`):
+
+- separate conversations: the first question runs alone so that it writes the
+  database's system prompt to the prompt cache; when it ends, every other question
+  is released at once and reads that cache instead of writing it again.
+- shared conversation: one question at a time, in order; the next is released when
+  the previous one ends, whatever its outcome, so each sees the answers before it.
+- economy mode: nothing is released; the economy driver claims held jobs itself.
+"""
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from sqlalchemy import func, select, update
+from sqlalchemy.orm import Session
+
+from shared.job_view import USAGE_FIELDS, iso
+from shared.models import TERMINAL_STATUSES, Batch, Conversation, Job, Message, new_id, utcnow
+from shared.queue import REPORTS_QUEUE
+
+HELD = dt.datetime(9999, 12, 31)
+STATUS_KEYS = ("queued", "running", "succeeded", "failed", "cancelled")
+TOKEN_FIELDS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_creation_tokens")
+
+
+def create_batch(s: Session, *, tenant_id: int, questions: list[str], model: str, title: str = "",
+                 mode: str = "standard", conversation: str = "separate",
+                 webhook_url: str | None = None, idempotency_key: str | None = None,
+                 request_hash: str | None = None) -> Batch:
+    """Insert the batch, its conversations, its held jobs and their user messages.
+
+    Nothing is enqueued here; call :func:`release_ready` (same or later transaction)
+    and enqueue what it returns once committed. Flushes, so the ids are usable.
+    """
+    batch = Batch(id=new_id(), tenant_id=tenant_id, title=title, mode=mode,
+                  conversation_mode=conversation, status="running", total=len(questions),
+                  webhook_url=webhook_url, idempotency_key=idempotency_key,
+                  request_hash=request_hash, webhook_status="pending" if webhook_url else None)
+    s.add(batch)
+    shared = None
+    if conversation == "shared":
+        shared = Conversation(id=new_id(), tenant_id=tenant_id,
+                              title=(title or questions[0]).strip()[:200])
+        s.add(shared)
+    for index, question in enumerate(questions):
+        conv = shared
+        if conv is None:
+            conv = Conversation(id=new_id(), tenant_id=tenant_id, title=question.strip()[:200])
+            s.add(conv)
+        job = Job(id=new_id(), tenant_id=tenant_id, conversation_id=conv.id, batch_id=batch.id,
+                  batch_index=index, message=question, model=model, queue=REPORTS_QUEUE,
+                  enqueued_at=HELD)
+        s.add(job)
+        s.add(Message(conversation_id=conv.id, job_id=job.id, role="user", text=question))
+    s.flush()
+    return batch
+
+
+def release_ready(s: Session, batch_id: str) -> list[str]:
+    """Un-hold the jobs the batch's rules allow to run now; returns their ids.
+
+    Locks the batch row, so concurrent callers (a finishing job, a status read) take
+    turns; only jobs still held are touched, so a job is never released twice. The
+    caller enqueues the returned ids after commit.
+    """
+    batch = s.scalar(select(Batch).where(Batch.id == batch_id).with_for_update())
+    if batch is None or batch.mode == "economy":
+        return []
+    rows = s.execute(select(Job.id, Job.status, Job.enqueued_at)
+                     .where(Job.batch_id == batch_id).order_by(Job.batch_index)).all()
+    held = [r.id for r in rows if r.status == "queued" and r.enqueued_at == HELD]
+    if not held:
+        return []
+    active = any(r.status == "running" or (r.status == "queued" and r.enqueued_at != HELD)
+                 for r in rows)
+    if batch.conversation_mode != "shared" and rows[0].status in TERMINAL_STATUSES:
+        chosen = held
+    else:
+        chosen = [] if active else held[:1]
+    if chosen:
+        s.execute(update(Job).where(Job.id.in_(chosen), Job.status == "queued",
+                                    Job.enqueued_at == HELD).values(enqueued_at=None))
+    return chosen
+
+
+def held_job_ids(s: Session, batch_id: str) -> list[str]:
+    return list(s.scalars(select(Job.id).where(
+        Job.batch_id == batch_id, Job.status == "queued", Job.enqueued_at == HELD)
+        .order_by(Job.batch_index)))
+
+
+def status_counts(s: Session, batch_id: str) -> dict[str, int]:
+    """Jobs of the batch per status, every status present (held jobs count as queued)."""
+    counts = dict.fromkeys(STATUS_KEYS, 0)
+    for status, n in s.execute(select(Job.status, func.count()).where(Job.batch_id == batch_id)
+                               .group_by(Job.status)):
+        counts[status] = counts.get(status, 0) + n
+    return counts
+
+
+def usage_totals(s: Session, batch_id: str) -> dict[str, Any]:
+    """The batch's summed token and cost figures so far."""
+    row = s.execute(select(*(func.coalesce(func.sum(getattr(Job, name)), 0).label(name)
+                             for name in USAGE_FIELDS)).where(Job.batch_id == batch_id)).one()
+    totals = {name: int(getattr(row, name)) for name in USAGE_FIELDS if name != "cost_usd"}
+    totals["cost_usd"] = float(row.cost_usd)
+    return totals
+
+
+def cache_hit_ratio(usage: dict[str, Any]) -> float | None:
+    """Share of input tokens read from the prompt cache; None before any input."""
+    seen = usage["input_tokens"] + usage["cache_read_tokens"] + usage["cache_creation_tokens"]
+    return round(usage["cache_read_tokens"] / seen, 4) if seen else None
+
+
+def is_done(counts: dict[str, int], total: int) -> bool:
+    return sum(counts[k] for k in TERMINAL_STATUSES) >= total
+
+
+def batch_links(batch_id: str) -> dict[str, str]:
+    return {"self": f"/v1/batches/{batch_id}", "events": f"/v1/batches/{batch_id}/events",
+            "report": f"/v1/batches/{batch_id}/report?format=html"}
+
+
+def batch_view(batch: Batch, counts: dict[str, int], usage: dict[str, Any],
+               job_ids: list[str], *, now: dt.datetime | None = None) -> dict[str, Any]:
+    """The batch as the API shows it: counts, progress, ETA, usage and links."""
+    done = sum(counts[k] for k in TERMINAL_STATUSES)
+    total = batch.total or 0
+    return {
+        "batch_id": batch.id,
+        "title": batch.title,
+        "status": batch.status,
+        "mode": batch.mode,
+        "conversation": batch.conversation_mode,
+        "total": total,
+        "done": done,
+        "counts": counts,
+        "progress": round(done / total, 4) if total else 1.0,
+        "eta_s": _eta_s(batch, done, total, now or utcnow()),
+        "usage": usage,
+        "cache_hit_ratio": cache_hit_ratio(usage),
+        "webhook_status": batch.webhook_status,
+        "job_ids": job_ids,
+        "created_at": iso(batch.created_at),
+        "completed_at": iso(batch.completed_at),
+        "links": batch_links(batch.id),
+    }
+
+
+def _eta_s(batch: Batch, done: int, total: int, now: dt.datetime) -> float | None:
+    # Throughput so far extrapolated to what is left; unknown until something ended.
+    if batch.status == "completed" or done >= total:
+        return 0.0
+    if done == 0 or batch.created_at is None:
+        return None
+    elapsed = max(0.001, (now - batch.created_at).total_seconds())
+    return round(elapsed / done * (total - done), 1)
+
+
+def ordered_job_ids(s: Session, batch_id: str) -> list[str]:
+    return list(s.scalars(select(Job.id).where(Job.batch_id == batch_id)
+                          .order_by(Job.batch_index)))
+
+
+def load_view(s: Session, batch: Batch) -> dict[str, Any]:
+    """:func:`batch_view` with its figures read in ``s``."""
+    return batch_view(batch, status_counts(s, batch.id), usage_totals(s, batch.id),
+                      ordered_job_ids(s, batch.id))

@@ -1,0 +1,53 @@
+"""The query results behind the report's charts as CSV.
+
+Every chart of every question in one long ("tidy") file: one line per value, so
+charts of different shapes share a header. One chart alone comes out wide: its
+own columns, one line per row.
+"""
+from __future__ import annotations
+
+import csv
+import io
+from typing import Any
+
+from shared.errors import NotFound
+
+LONG_HEADER = ("question_index", "job_id", "question", "chart_index", "chart_title",
+               "chart_type", "row", "column", "value")
+
+
+def render_csv(document: dict[str, Any]) -> str:
+    """All charts' rows in long form (question_index and chart_index count from 1)."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(LONG_HEADER)
+    for q in document["questions"]:
+        for n, chart in enumerate(q.get("charts") or [], start=1):
+            for r, row in enumerate(chart.get("data") or [], start=1):
+                for column in chart.get("columns") or []:
+                    writer.writerow((q["index"] + 1, q["job_id"], q["question"], n,
+                                     chart.get("title", ""), chart.get("type", ""), r, column,
+                                     _value(row.get(column))))
+    return out.getvalue()
+
+
+def render_chart_csv(document: dict[str, Any], question: int, chart: int) -> str:
+    """One chart's rows, wide. ``question`` and ``chart`` count from 1; NotFound if absent."""
+    questions = document["questions"]
+    if not 1 <= question <= len(questions):
+        raise NotFound(f"The report has no question {question}.")
+    charts = questions[question - 1].get("charts") or []
+    if not 1 <= chart <= len(charts):
+        raise NotFound(f"Question {question} has no chart {chart}.")
+    selected = charts[chart - 1]
+    columns = selected.get("columns") or []
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(columns)
+    for row in selected.get("data") or []:
+        writer.writerow([_value(row.get(c)) for c in columns])
+    return out.getvalue()
+
+
+def _value(value: Any) -> Any:
+    return "" if value is None else value

@@ -1,0 +1,134 @@
+"""The report document: one JSON-able dict holding everything a batch produced.
+
+It is built once, when every job of the batch has ended, from the job rows alone
+(question, status, answer, charts with their rows and Vega-Lite specs, error,
+usage), so a failed question is in it with its error and never stops it from
+being built. The renderers (HTML, Markdown, CSV, JSON) read only this document.
+"""
+from __future__ import annotations
+
+import json
+import re
+import zlib
+from collections.abc import Callable, Iterator, Sequence
+from decimal import Decimal
+from typing import Any
+
+from shared.config import ModelPrice
+from shared.job_view import USAGE_FIELDS, iso
+from shared.models import Batch, Job, utcnow
+
+CHART_TOKEN = re.compile(r"\{\{\s*chart\s*:\s*(\d+)\s*\}\}")
+MILLION = Decimal(1_000_000)
+# The Message Batches API bills half the standard price.
+ECONOMY_DISCOUNT = Decimal("0.5")
+
+
+def standard_cost(job: Job, price: ModelPrice) -> Decimal:
+    """What the job's tokens cost at the normal (non-batch, 5-minute cache) prices."""
+    return (
+        (job.input_tokens or 0) * price.input
+        + (job.output_tokens or 0) * price.output
+        + (job.cache_creation_tokens or 0) * price.write_price()
+        + (job.cache_read_tokens or 0) * price.read_price()
+    ) / MILLION
+
+
+def build_document(batch: Batch, jobs: Sequence[Job],
+                   price_for: Callable[[str], ModelPrice]) -> dict[str, Any]:
+    """The report of ``batch`` from its ``jobs`` (any order; sorted by batch index).
+
+    Pure: reads the rows, writes nothing. Charts carry no SVG yet (see chart_svg).
+    """
+    questions = []
+    totals: dict[str, Any] = {name: 0 for name in USAGE_FIELDS}
+    totals["cost_usd"] = Decimal(0)
+    standard_total = Decimal(0)
+    counts = {"succeeded": 0, "failed": 0, "cancelled": 0, "unfinished": 0}
+    for job in sorted(jobs, key=lambda j: j.batch_index or 0):
+        usage = {name: getattr(job, name) or 0 for name in USAGE_FIELDS}
+        for name in USAGE_FIELDS:
+            totals[name] += usage[name]
+        usage["cost_usd"] = float(usage["cost_usd"])
+        standard = standard_cost(job, price_for(job.model))
+        standard_total += standard
+        counts[job.status if job.status in counts else "unfinished"] += 1
+        questions.append({
+            "index": job.batch_index,
+            "job_id": job.id,
+            "question": job.message,
+            "status": job.status,
+            "model": job.model,
+            "answer_text": job.answer_text,
+            "charts": list(job.charts or []),
+            "parse_path": job.parse_path,
+            "truncated": bool(job.truncated),
+            "error": ({"code": job.error_code, "message": job.error_message}
+                      if job.error_code else None),
+            "usage": usage,
+            "standard_cost_usd": float(round(standard, 8)),
+            "started_at": iso(job.started_at),
+            "finished_at": iso(job.finished_at),
+        })
+    cost = totals["cost_usd"]
+    totals["cost_usd"] = float(cost)
+    seen = totals["input_tokens"] + totals["cache_read_tokens"] + totals["cache_creation_tokens"]
+    economy = None
+    if batch.mode == "economy":
+        saving = standard_total - cost
+        economy = {
+            "cost_usd": float(cost),
+            "standard_cost_usd": float(round(standard_total, 8)),
+            "saving_usd": float(round(saving, 8)),
+            "saving_ratio": round(float(saving / standard_total), 4) if standard_total else 0.0,
+        }
+    return {
+        "batch_id": batch.id,
+        "title": batch.title or f"Batch {batch.id}",
+        "mode": batch.mode,
+        "conversation": batch.conversation_mode,
+        "created_at": iso(batch.created_at),
+        "generated_at": iso(utcnow()),
+        "models": sorted({q["model"] for q in questions}),
+        "total": len(questions),
+        "counts": counts,
+        "usage": totals,
+        "cache_hit_ratio": round(totals["cache_read_tokens"] / seen, 4) if seen else None,
+        "standard_cost_usd": float(round(standard_total, 8)),
+        "economy": economy,
+        "questions": questions,
+    }
+
+
+def answer_segments(question: dict[str, Any]) -> Iterator[tuple[str, Any]]:
+    """The answer as ``("text", str)`` and ``("chart", chart)`` pieces in reading order.
+
+    A ``{{chart:N}}`` token becomes its chart; charts no token placed follow the text,
+    so none is lost; tokens naming no chart are dropped.
+    """
+    charts = question.get("charts") or []
+    placed: set[int] = set()
+    text = question.get("answer_text") or ""
+    position = 0
+    for match in CHART_TOKEN.finditer(text):
+        if match.start() > position:
+            yield "text", text[position:match.start()]
+        index = int(match.group(1))
+        if 0 <= index < len(charts) and index not in placed:
+            placed.add(index)
+            yield "chart", charts[index]
+        position = match.end()
+    if position < len(text):
+        yield "text", text[position:]
+    for index, chart in enumerate(charts):
+        if index not in placed:
+            yield "chart", chart
+
+
+def pack(document: dict[str, Any]) -> bytes:
+    """The document as stored in ``batches.report``: zlib-compressed compact JSON."""
+    return zlib.compress(json.dumps(document, separators=(",", ":"), default=str).encode(), 6)
+
+
+def unpack(blob: bytes) -> dict[str, Any]:
+    return json.loads(zlib.decompress(blob))

@@ -1,0 +1,182 @@
+"""``sunrise report FILE -o report.html``: a batch from a file of questions, with a live
+progress bar, written out as HTML, Markdown, JSON or CSV.
+
+FILE is ``.txt`` (one question a line; blank lines and ``#`` comments skipped) or
+``.yaml``/``.yml`` (a list of questions, or a mapping with ``questions`` and
+optionally ``title``, ``mode`` and ``conversation``). The batch goes through the
+HTTP API (``--api``, ``--key``) or, with ``--local``, runs in this process.
+"""
+from __future__ import annotations
+
+import dataclasses
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+import httpx
+import yaml
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from sunrise.client import ApiError
+
+FORMATS = ("html", "md", "json", "csv")
+POLL_S = 0.5
+
+
+@dataclasses.dataclass
+class BatchFile:
+    questions: list[str]
+    title: str = ""
+    mode: str | None = None
+    conversation: str | None = None
+
+
+def load_questions(path: Path) -> BatchFile:
+    """The questions (and options) of a .txt or .yaml file; raises click.BadParameter."""
+    text = path.read_text(encoding="utf-8")
+    if path.suffix.lower() in (".yaml", ".yml"):
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise click.BadParameter(f"{path} is not valid YAML: {exc}") from exc
+        spec = BatchFile(questions=[])
+        if isinstance(data, dict):
+            spec = BatchFile(questions=[], title=str(data.get("title") or ""),
+                             mode=data.get("mode"), conversation=data.get("conversation"))
+            data = data.get("questions")
+        if not isinstance(data, list) or not all(isinstance(q, str) for q in data):
+            raise click.BadParameter(f"{path}: expected a list of questions (strings)")
+        spec.questions = [q.strip() for q in data if q.strip()]
+    else:
+        spec = BatchFile(questions=[line.strip() for line in text.splitlines()
+                                    if line.strip() and not line.lstrip().startswith("#")])
+    if not spec.questions:
+        raise click.BadParameter(f"{path} holds no questions")
+    return spec
+
+
+class ProgressBar:
+    """A rich progress bar on a terminal; on anything else, a line every 10%."""
+
+    def __init__(self, console: Console):
+        self.console = console
+        self.progress = Progress(TextColumn("{task.description}"), BarColumn(),
+                                 MofNCompleteColumn(), TextColumn("{task.fields[detail]}"),
+                                 TimeElapsedColumn(), console=console)
+        self.task = self.progress.add_task("questions", total=None, detail="")
+        self.live = console.is_terminal
+        self.last_step = -1
+
+    def __enter__(self) -> ProgressBar:  # noqa: PYI034 (no subclasses)
+        if self.live:
+            self.progress.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.live:
+            self.progress.stop()
+
+    def update(self, view: dict[str, Any]) -> None:
+        counts = view["counts"]
+        detail = ", ".join(f"{n} {k}" for k, n in counts.items() if n and k != "queued")
+        eta = f", about {view['eta_s']:.0f} s left" if view.get("eta_s") else ""
+        self.progress.update(self.task, total=view["total"], completed=view["done"],
+                             detail=detail + eta)
+        step = int(view["progress"] * 10)
+        if not self.live and step != self.last_step:
+            self.last_step = step
+            self.console.print(f"{view['done']}/{view['total']} questions done "
+                               f"({detail or 'starting'})")
+
+
+@click.command()
+@click.argument("questions_file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True,
+              help="Where to write the report.")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
+              help="Report format; default: the output file's extension, else html.")
+@click.option("--title", default=None, help="Report title (overrides the file's).")
+@click.option("--mode", type=click.Choice(["standard", "economy"]), default=None,
+              help="economy: Message Batches API, half the price, slower.")
+@click.option("--conversation", type=click.Choice(["separate", "shared"]), default=None,
+              help="shared: one conversation, questions asked in order.")
+@click.option("--local", is_flag=True, help="Run in this process instead of through the API.")
+@click.option("--api", "api_url", default="http://127.0.0.1:8000", show_default=True)
+@click.option("--key", "api_key", default=None, help="API key (Bearer).")
+@click.option("--timeout", default=6 * 3600.0, show_default=True, help="Give up after seconds.")
+def report(questions_file: Path, output: Path, fmt: str | None, title: str | None,
+           mode: str | None, conversation: str | None, local: bool, api_url: str,
+           api_key: str | None, timeout: float) -> None:
+    """Answer every question of QUESTIONS_FILE as one batch and write its report."""
+    spec = load_questions(questions_file)
+    fmt = fmt or (output.suffix.lower().lstrip(".") if output.suffix.lower().lstrip(".") in FORMATS
+                  else "html")
+    options = {"title": title if title is not None else spec.title,
+               "mode": mode or spec.mode or "standard",
+               "conversation": conversation or spec.conversation or "separate"}
+    console = Console(stderr=True)
+    console.print(f"{len(spec.questions)} questions from {questions_file}"
+                  + (" (in-process)" if local else f" via {api_url}"))
+    with ProgressBar(console) as bar:
+        if local:
+            body, view = _run_local(spec.questions, options, fmt, bar)
+        else:
+            try:
+                body, view = _run_remote(api_url, api_key, spec.questions, options, fmt, bar,
+                                         timeout)
+            except httpx.HTTPError as exc:
+                raise click.ClickException(f"the API at {api_url} did not answer: {exc}") from exc
+    output.write_bytes(body)
+    usage = view["usage"]
+    ratio = view.get("cache_hit_ratio")
+    console.print(f"report written to {output} ({fmt}); {view['counts']['succeeded']} of "
+                  f"{view['total']} answered; ${usage['cost_usd']:.4f}; cache hit ratio "
+                  f"{'n/a' if ratio is None else f'{ratio:.0%}'}")
+
+
+def _run_local(questions: list[str], options: dict, fmt: str, bar: ProgressBar):
+    from shared.config import get_settings
+    from shared.reports import render
+    from sunrise.local_batch import run_batch_local
+
+    final: dict[str, Any] = {}
+
+    def on_progress(view: dict[str, Any]) -> None:
+        final.update(view)
+        bar.update(view)
+
+    document = run_batch_local(get_settings(), questions, on_progress=on_progress, **options)
+    return render(document, fmt), final
+
+
+def _run_remote(api_url: str, api_key: str | None, questions: list[str], options: dict,
+                fmt: str, bar: ProgressBar, timeout: float):
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    with httpx.Client(base_url=api_url, headers=headers, timeout=60) as http:
+        accepted = _json(http.post("/v1/batches", json={"questions": questions, **options}))
+        batch_id = accepted["batch_id"]
+        deadline = time.monotonic() + timeout
+        while True:
+            view = _json(http.get(f"/v1/batches/{batch_id}"))
+            bar.update(view)
+            if view["status"] == "completed":
+                break
+            if time.monotonic() > deadline:
+                raise click.ClickException(f"batch {batch_id} still running after {timeout} s")
+            time.sleep(POLL_S)
+        resp = http.get(f"/v1/batches/{batch_id}/report", params={"format": fmt})
+        if resp.status_code >= 400:
+            _json(resp)
+        return resp.content, view
+
+
+def _json(resp: httpx.Response) -> Any:
+    if resp.status_code >= 400:
+        try:
+            problem = resp.json()
+        except ValueError:
+            problem = {"detail": resp.text}
+        raise click.ClickException(str(ApiError(resp.status_code, problem)))
+    return resp.json()

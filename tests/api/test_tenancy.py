@@ -1,0 +1,171 @@
+"""Auth and tenancy: keys hashed at rest, every read scoped to the caller's tenant (another
+tenant's ids answer 404, exactly like unknown ones), per-tenant rate limit and concurrency
+cap as 429 problem+json with Retry-After, and Idempotency-Key on jobs and batches.
+"""
+from __future__ import annotations
+
+import hashlib
+import uuid
+
+import pytest
+from sqlalchemy import select, update
+
+from shared.db import session_scope
+from shared.keys import create_key, tenant_for_key
+from shared.models import ApiKey, Job, LlmCall, new_id, utcnow
+
+
+def _problem(resp, status: int) -> dict:
+    assert resp.status_code == status, resp.get_data(as_text=True)
+    assert resp.mimetype == "application/problem+json"
+    return resp.get_json()
+
+
+def _new_key(settings, prefix: str = "tenant") -> str:
+    with session_scope(settings.database_url) as s:
+        return create_key(s, f"{prefix}-{uuid.uuid4().hex[:10]}")
+
+
+def _bearer(key: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {key}"}
+
+
+def _tenant_id(settings, key: str) -> int:
+    with session_scope(settings.database_url) as s:
+        return tenant_for_key(s, key).id
+
+
+@pytest.fixture
+def other(settings) -> dict[str, str]:
+    """The credentials of a second, unrelated tenant."""
+    return _bearer(_new_key(settings, "intruder"))
+
+
+def test_keys_are_stored_only_as_a_hash_and_revoked_keys_stop_working(settings, client):
+    key = _new_key(settings)
+    with session_scope(settings.database_url) as s:
+        row = s.scalar(select(ApiKey).where(ApiKey.key_hash == hashlib.sha256(key.encode())
+                                            .hexdigest()))
+        assert row is not None
+        assert key not in (row.key_hash, row.prefix) and len(row.prefix) < len(key) // 2
+    assert client.get(f"/v1/jobs/{uuid.uuid4()}", headers=_bearer(key)).status_code == 404
+    almost = key[:-1] + ("A" if key[-1] != "A" else "B")
+    _problem(client.get(f"/v1/jobs/{uuid.uuid4()}", headers=_bearer(almost)), 401)
+    with session_scope(settings.database_url) as s:
+        s.execute(update(ApiKey).where(ApiKey.id == row.id).values(revoked_at=utcnow()))
+    _problem(client.get(f"/v1/jobs/{uuid.uuid4()}", headers=_bearer(key)), 401)
+
+
+def test_another_tenants_job_and_its_events_answer_404(client, auth, other):
+    job_id = client.post("/v1/jobs", json={"message": "mine"}, headers=auth).get_json()["job_id"]
+    unknown = str(uuid.uuid4())
+    for path in (f"/v1/jobs/{job_id}", f"/v1/jobs/{job_id}?wait=1", f"/v1/jobs/{job_id}/events"):
+        foreign = _problem(client.get(path, headers=other), 404)
+        missing = _problem(client.get(path.replace(job_id, unknown), headers=other), 404)
+        assert foreign["title"] == missing["title"], "foreign and unknown look alike"
+    token = other["Authorization"].split()[1]
+    _problem(client.get(f"/v1/jobs/{job_id}/events?access_token={token}"), 404)
+    _problem(client.post(f"/v1/jobs/{job_id}/cancel", headers=other), 404)
+    assert client.get(f"/v1/jobs/{job_id}", headers=auth).status_code == 200
+
+
+def test_another_tenants_conversation_answers_404_and_cannot_be_continued(client, auth, other):
+    mine = client.post("/v1/jobs", json={"message": "mine"}, headers=auth).get_json()
+    conversation_id = mine["conversation_id"]
+    _problem(client.get(f"/v1/conversations/{conversation_id}", headers=other), 404)
+    _problem(client.delete(f"/v1/conversations/{conversation_id}", headers=other), 404)
+    _problem(client.post("/v1/jobs", json={"message": "sneak in", "conversation_id":
+                                           conversation_id}, headers=other), 404)
+    listed = client.get("/v1/conversations", headers=other).get_json()["items"]
+    assert conversation_id not in {c["conversation_id"] for c in listed}
+    assert client.get(f"/v1/conversations/{conversation_id}", headers=auth).status_code == 200
+
+
+def test_another_tenants_batch_answers_404(client, auth, other):
+    batch = client.post("/v1/batches", json={"questions": ["How many flights?"]}, headers=auth)
+    assert batch.status_code == 202, batch.get_data(as_text=True)
+    batch_id = batch.get_json()["batch_id"]
+    for path in (f"/v1/batches/{batch_id}", f"/v1/batches/{batch_id}/events",
+                 f"/v1/batches/{batch_id}/report?format=json"):
+        _problem(client.get(path, headers=other), 404)
+    assert client.get(f"/v1/batches/{batch_id}", headers=auth).status_code == 200
+
+
+def test_usage_counts_only_the_callers_own_calls(settings, client, auth, tenant_key, other):
+    owner = _tenant_id(settings, tenant_key)
+    with session_scope(settings.database_url) as s:
+        s.add(LlmCall(job_id=new_id(), tenant_id=owner, attempt=1, round=0, model="m",
+                      input_tokens=1234, output_tokens=56))
+    mine = client.get("/v1/usage?group_by=tenant", headers=auth).get_json()
+    theirs = client.get("/v1/usage?group_by=tenant", headers=other).get_json()
+    assert mine["totals"]["input_tokens"] >= 1234
+    assert theirs["totals"]["input_tokens"] == 0 and theirs["totals"]["llm_calls"] == 0
+    assert len(mine["items"]) == 1, "group_by=tenant shows the caller alone"
+
+
+def test_rate_limit_is_per_tenant_and_answers_429_with_retry_after(settings, tenant_key):
+    from api import create_app
+
+    client = create_app(settings=settings.model_copy(update={"rate_limit_per_minute": 2})) \
+        .test_client()
+    statuses = [client.post("/v1/jobs", json={"message": f"q{i}"}, headers=_bearer(tenant_key))
+                for i in range(8)]
+    limited = [r for r in statuses if r.status_code == 429]
+    # A minute boundary may reset the window once; the limit still bites within 8 calls.
+    assert limited and statuses.index(limited[0]) >= 2
+    body = _problem(limited[0], 429)
+    assert "rate limit" in body["detail"].lower()
+    assert 1 <= int(limited[0].headers["Retry-After"]) <= 60
+    fresh = _bearer(_new_key(settings))
+    assert client.post("/v1/jobs", json={"message": "q"}, headers=fresh).status_code == 202
+
+
+def test_concurrency_cap_answers_429_with_retry_after(settings, tenant_key):
+    from api import create_app
+
+    client = create_app(settings=settings.model_copy(update={"max_concurrent_jobs": 2})) \
+        .test_client()
+    tenant_id = _tenant_id(settings, tenant_key)
+    busy = [new_id(), new_id()]
+    with session_scope(settings.database_url) as s:  # two jobs of this tenant in flight
+        for job_id in busy:
+            s.add(Job(id=job_id, tenant_id=tenant_id, conversation_id=new_id(), message="busy",
+                      model=settings.model, status="running", heartbeat_at=utcnow()))
+    try:
+        resp = client.post("/v1/jobs", json={"message": "one more"}, headers=_bearer(tenant_key))
+        body = _problem(resp, 429)
+        assert "limit 2" in body["detail"]
+        assert int(resp.headers["Retry-After"]) >= 1
+    finally:
+        with session_scope(settings.database_url) as s:
+            s.execute(update(Job).where(Job.id.in_(busy)).values(
+                status="cancelled", error_code="cancelled", finished_at=utcnow()))
+    assert client.post("/v1/jobs", json={"message": "now"}, headers=_bearer(tenant_key)) \
+        .status_code == 202
+
+
+def test_idempotency_keys_on_jobs_are_per_tenant(client, auth, other):
+    key = uuid.uuid4().hex
+    first = client.post("/v1/jobs", json={"message": "one"}, headers={"Idempotency-Key": key,
+                                                                       **auth})
+    again = client.post("/v1/jobs", json={"message": "one"}, headers={"Idempotency-Key": key,
+                                                                       **auth})
+    assert first.status_code == again.status_code == 202
+    assert again.get_json()["job_id"] == first.get_json()["job_id"]
+    _problem(client.post("/v1/jobs", json={"message": "two"},
+                         headers={"Idempotency-Key": key, **auth}), 409)
+    theirs = client.post("/v1/jobs", json={"message": "one"}, headers={"Idempotency-Key": key,
+                                                                        **other})
+    assert theirs.status_code == 202
+    assert theirs.get_json()["job_id"] != first.get_json()["job_id"]
+
+
+def test_idempotency_keys_on_batches(client, auth):
+    key = {"Idempotency-Key": uuid.uuid4().hex, **auth}
+    body = {"questions": ["How many flights?", "How many carriers?"], "title": "t"}
+    first = client.post("/v1/batches", json=body, headers=key)
+    again = client.post("/v1/batches", json=body, headers=key)
+    assert first.status_code == 202 and again.status_code in (200, 202)
+    assert again.get_json()["batch_id"] == first.get_json()["batch_id"]
+    assert again.get_json()["job_ids"] == first.get_json()["job_ids"]
+    _problem(client.post("/v1/batches", json={**body, "title": "other"}, headers=key), 409)

@@ -1,0 +1,145 @@
+"""Every bench at smoke size, so the benchmarks never rot, and `make bench`'s report.
+
+Speed is not asserted (machines are shared; figures belong in BENCHMARKS.md): these
+tests check that each bench runs its real processes end to end, measures both sides
+of its ratio, and that its jobs were really answered. The scaling bench has its own
+smoke test in tests/ops. Each bench brings its own MariaDB database, Redis number
+and processes (bench/stack.py) and stops exactly those.
+"""
+from __future__ import annotations
+
+import pytest
+
+from bench import report, run_all
+
+ROW_KEYS = {"figure", "measure", "value", "baseline", "ratio", "target", "pass"}
+
+
+def _check_shape(outcome: dict, name: str) -> None:
+    assert outcome["name"] == name and outcome["smoke"] is True
+    assert outcome["rows"], outcome
+    for r in outcome["rows"]:
+        assert set(r) == ROW_KEYS, r
+        assert r["value"] and r["pass"] in (True, False, None)
+
+
+def test_engine_overhead_measures_both_rates():
+    from bench import engine_overhead
+
+    outcome = engine_overhead.run(smoke=True)
+    _check_shape(outcome, "engine_overhead")
+    details = outcome["details"]
+    assert details["rounds"]["jobs_per_s"][0] > 0 and details["rounds"]["noop_tasks_per_s"][0] > 0
+    # Warm-up and measured jobs alike were really answered.
+    assert details["job_statuses"] == {"succeeded": details["jobs"] + 4}
+    assert outcome["rows"][0]["ratio"] > 0
+    assert details["cpu_ms_per_job"]["worker"] > 0
+
+
+def test_conversations_per_worker_reports_ratio_and_memory():
+    from bench import conversations_per_worker
+
+    outcome = conversations_per_worker.run(smoke=True)
+    _check_shape(outcome, "conversations_per_worker")
+    (figures,) = outcome["details"]["runs"].values()
+    assert figures["elapsed_s"] > 0 and 0 < figures["peak_rss_mb"] < 4000
+    ratio, memory = outcome["rows"]
+    assert 0 < ratio["ratio"] <= 1.05  # nobody beats the latency bound
+    assert memory["value"].endswith("MB")
+
+
+def test_api_submit_measures_rate_and_latency():
+    from bench import api_submit
+
+    outcome = api_submit.run(smoke=True)
+    _check_shape(outcome, "api_submit")
+    rate, latency = outcome["rows"]
+    assert rate["ratio"] > 0
+    assert "/" in latency["value"] and outcome["details"]["latency_samples"] > 0
+
+
+def test_completion_notify_measures_both_paths():
+    from bench import completion_notify
+
+    outcome = completion_notify.run(smoke=True)
+    assert outcome["rows"] and outcome["details"]["figures"]
+
+
+def test_token_efficiency_ablation_orders_the_savings():
+    from bench import token_efficiency
+
+    outcome = token_efficiency.run(smoke=True)
+    _check_shape(outcome, "token_efficiency")
+    configs = outcome["details"]["configurations"]
+    assert len(configs) == 5 and outcome["details"]["questions"] == 3
+    outputs = {c["output_per_question"] for c in configs.values()}
+    assert len(outputs) == 1, "the scripted model must answer the same in every configuration"
+    naive = configs[token_efficiency.NAIVE]
+    assert naive["cache_write_per_question"] == naive["cache_read_per_question"] == 0
+    shipped = configs[token_efficiency.SHIPPED]
+    assert shipped["billed_input_per_question"] < naive["billed_input_per_question"]
+
+
+def test_large_results_both_ways_agree():
+    from bench import large_results
+
+    outcome = large_results.run(smoke=True)
+    _check_shape(outcome, "large_results")
+    details = outcome["details"]
+    assert details["sandbox"]["rows"] == details["python"]["rows"] == 20_000
+    assert details["sandbox"]["text_chars"] == details["python"]["text_chars"]
+
+
+def test_run_all_writes_the_report_and_keeps_hand_written_sections(tmp_path):
+    target = tmp_path / "BENCHMARKS.md"
+    target.write_text("# Notes written by hand\n\nKeep me.\n")
+    assert run_all.main(["--smoke", "--only", "token_efficiency", "--output", str(target)]) == 0
+    first = target.read_text()
+    assert first.startswith(report.BEGIN) and "Keep me." in first
+    assert "| 5 token efficiency |" in first and "## How to reproduce" in first
+    assert "commit `" in first
+    run_all.main(["--smoke", "--only", "token_efficiency", "--output", str(target)])
+    second = target.read_text()
+    assert second.count(report.BEGIN) == 1 and second.count("Keep me.") == 1
+
+
+def test_a_failing_bench_is_reported_not_raised(monkeypatch):
+    import bench.large_results as module
+
+    def broken(smoke: bool = False, profile: bool = False) -> dict:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(module, "run", broken)
+    outcome = run_all.run_bench("large_results", smoke=True, profile=False)
+    assert "RuntimeError: boom" in outcome["error"]
+    text = report.render([outcome], report.machine(), report.machine(),
+                         __import__("datetime").datetime.now(), smoke=True)
+    assert "the bench failed" in text
+
+
+@pytest.mark.parametrize("name", run_all.BENCHES)
+def test_every_bench_module_exposes_run(name):
+    import importlib
+    import inspect
+
+    module = importlib.import_module(f"bench.{name}")
+    assert next(iter(inspect.signature(module.run).parameters)) == "smoke"
+
+
+def test_naive_configuration_knobs_render_the_same_result_differently():
+    """The settings the token bench switches (tool_result_format / _max_rows) re-render a
+    result; the shipped values leave the sandbox's text untouched."""
+    from worker.tool_result import ColumnSummary, QueryResult, format_result, text_for_model
+
+    rows = [(f"c{i}", i) for i in range(30)]
+    summary = [ColumnSummary("n", 30, 435, 0, 29, 14.5)]
+    text = format_result(1, ["carrier", "n"], rows, 30, summary)
+    result = QueryResult(1, "SELECT ...", ["carrier", "n"], rows, 30, text, False, None, 1.0,
+                         ["VARCHAR", "BIGINT"], summary)
+    assert text_for_model(result) is text
+    every_csv = text_for_model(result, "csv", 0)
+    assert every_csv.startswith("query_id=1 rows=30 shown=30") and "summary" not in every_csv
+    every_json = __import__("json").loads(text_for_model(result, "json", 0))
+    assert len(every_json["data"]) == 30 and "summary" not in every_json
+    cut_json = __import__("json").loads(text_for_model(result, "json", 25))
+    assert len(cut_json["data"]) == 25 and cut_json["summary"][0]["total"] == 435

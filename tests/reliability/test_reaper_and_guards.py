@@ -1,0 +1,156 @@
+"""The reaper and the job-row guards, one situation at a time (real MariaDB and Redis).
+
+Each test puts a job row into the state a crash, an outage or a redelivery would leave
+behind, then checks that the reaper or the guarded writes do the one right thing.
+"""
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from sqlalchemy import func, select, update
+
+from shared.db import session_scope
+from shared.events import EventLog
+from shared.models import Job, LlmCall, Message, utcnow
+from shared.queue import CHAT_QUEUE, make_celery
+from shared.redis_client import redis_for
+from tests.utils.job_checks import assert_answered_once, terminal_events
+from worker.job_store import Finish, JobStore
+from worker.reaper import Reaper
+from worker.runner import JobRunner
+
+
+@pytest.fixture
+def reaper(settings):
+    return Reaper(settings, make_celery(settings))
+
+
+@pytest.fixture
+def store(settings):
+    from shared.db import session_factory
+
+    return JobStore(session_factory(settings.database_url), stale_after_s=settings.stale_after_s)
+
+
+def _submit(client, auth, message: str = "How many flights did each carrier fly?") -> str:
+    return client.post("/v1/jobs", json={"message": message}, headers=auth).get_json()["job_id"]
+
+
+def _set(settings, job_id: str, **values) -> None:
+    with session_scope(settings.database_url) as s:
+        s.execute(update(Job).where(Job.id == job_id).values(**values))
+
+
+def _job(settings, job_id: str) -> Job:
+    with session_scope(settings.database_url) as s:
+        job = s.get(Job, job_id)
+        s.expunge(job)
+        return job
+
+
+def _ago(seconds: float) -> dt.datetime:
+    return utcnow() - dt.timedelta(seconds=seconds)
+
+
+def _queued_messages(settings) -> int:
+    return redis_for(settings.redis_url).llen(CHAT_QUEUE)
+
+
+def test_a_dead_workers_job_goes_back_to_the_queue(settings, client, auth, reaper):
+    job_id = _submit(client, auth)
+    redis_for(settings.redis_url).flushdb()
+    _set(settings, job_id, status="running", attempt=1, heartbeat_at=_ago(60))
+    assert reaper.run_once()["stale"] == 1
+    job = _job(settings, job_id)
+    assert job.status == "queued" and job.enqueued_at is not None
+    assert _queued_messages(settings) == 1
+
+
+def test_after_max_attempts_the_job_fails_and_its_terminal_event_is_published(
+        settings, client, auth, reaper):
+    job_id = _submit(client, auth)
+    _set(settings, job_id, status="running", attempt=settings.max_attempts,
+         heartbeat_at=_ago(60))
+    assert reaper.run_once()["failed"] == 1
+    job = client.get(f"/v1/jobs/{job_id}", headers=auth).get_json()
+    assert job["status"] == "failed" and job["error"]["code"] == "worker_lost"
+    assert terminal_events(settings, job_id) == ["failed"]
+    assert reaper.run_once()["failed"] == 0, "a second sweep changes nothing"
+    assert terminal_events(settings, job_id) == ["failed"]
+
+
+def test_a_job_that_never_reached_the_broker_is_enqueued(settings, client, auth, reaper):
+    job_id = _submit(client, auth)
+    redis_for(settings.redis_url).flushdb()  # as if Redis had been down at submit time
+    _set(settings, job_id, enqueued_at=None, created_at=_ago(5))
+    assert reaper.run_once()["requeued"] == 1
+    assert _job(settings, job_id).enqueued_at is not None
+    assert _queued_messages(settings) == 1
+
+
+def test_a_lost_message_is_resent_but_a_waiting_one_is_not_duplicated(settings, client, auth,
+                                                                     reaper):
+    job_id = _submit(client, auth)
+    _set(settings, job_id, enqueued_at=_ago(60))
+    assert _queued_messages(settings) == 1
+    assert reaper.run_once()["requeued"] == 0, "its message is still in the queue"
+    redis_for(settings.redis_url).flushdb()  # Redis restarted empty
+    assert reaper.run_once()["requeued"] == 1
+    assert _queued_messages(settings) == 1
+
+
+def test_a_zombie_attempt_cannot_overwrite_the_attempt_that_replaced_it(settings, client, auth,
+                                                                      reaper, store):
+    job_id = _submit(client, auth)
+    zombie = store.claim(job_id)
+    _set(settings, job_id, heartbeat_at=_ago(60))  # its worker stopped beating...
+    reaper.run_once()
+    current = store.claim(job_id)  # ...and another worker took the job over
+    assert (zombie.attempt, current.attempt) == (1, 2)
+    answer = Finish("succeeded", answer_text="late", charts=[], parse_path="direct")
+    assert store.finish(zombie, answer) is None, "the old attempt's result is discarded"
+    row = store.finish(current, Finish("succeeded", answer_text="on time", charts=[],
+                                       parse_path="direct"))
+    assert row.answer_text == "on time"
+    assert store.finish(zombie, answer) is None
+    with session_scope(settings.database_url) as s:
+        texts = s.scalars(select(Message.text).where(Message.job_id == job_id,
+                                                     Message.role == "assistant")).all()
+    assert texts == ["on time"]
+
+
+def test_a_retried_final_write_that_had_landed_is_reported_not_lost(settings, client, auth,
+                                                                    store):
+    job_id = _submit(client, auth)
+    job = store.claim(job_id)
+    outcome = Finish("succeeded", answer_text="42", charts=[], parse_path="direct")
+    first = store.finish(job, outcome)
+    again = store.finish(job, outcome)  # what a retry sees when the first ack was lost
+    assert again is not None and again.id == first.id and again.status == "succeeded"
+    with session_scope(settings.database_url) as s:
+        assert s.scalar(select(func.count()).select_from(Message).where(
+            Message.job_id == job_id, Message.role == "assistant")) == 1
+
+
+def test_a_retried_llm_call_record_is_stored_once(settings, client, auth, store):
+    job = store.claim(_submit(client, auth))
+    usage = {"input_tokens": 10, "output_tokens": 5}
+    store.record_llm_call(job, 0, usage, "end_turn", 12)
+    store.record_llm_call(job, 0, usage, "end_turn", 12)
+    store.record_llm_call(job, 1, usage, "end_turn", 12)
+    with session_scope(settings.database_url) as s:
+        rounds = s.scalars(select(LlmCall.round).where(LlmCall.job_id == job.id)).all()
+    assert sorted(rounds) == [0, 1]
+
+
+def test_a_redelivered_finished_job_changes_nothing(settings, client, auth, fake_llm):
+    job_id = _submit(client, auth)
+    runner = JobRunner(settings, events=EventLog(redis_for(settings.redis_url)))
+    assert runner.run(job_id) == "succeeded"
+    before = _job(settings, job_id)
+    assert runner.run(job_id) is None, "a second delivery is refused by the claim"
+    after = _job(settings, job_id)
+    assert (after.attempt, after.input_tokens, after.finished_at) == \
+        (before.attempt, before.input_tokens, before.finished_at)
+    assert_answered_once(settings, job_id)

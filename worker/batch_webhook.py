@@ -1,0 +1,75 @@
+"""Calling a batch's webhook when it completes: signed, retried with backoff, recorded."""
+from __future__ import annotations
+
+import json
+import logging
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+from sqlalchemy import update
+from sqlalchemy.orm import Session, sessionmaker
+
+from shared.config import Settings
+from shared.errors import ValidationFailed
+from shared.models import Batch
+from shared.webhooks import SIGNATURE_HEADER, TIMESTAMP_HEADER, check_webhook_url, sign
+
+logger = logging.getLogger(__name__)
+
+MAX_BACKOFF_S = 60.0
+
+
+def deliver_webhook(settings: Settings, sessions: sessionmaker[Session], batch_id: str,
+                    url: str, payload: dict[str, Any], *,
+                    sleep: Callable[[float], None] = time.sleep) -> str:
+    """POST ``payload`` to ``url`` until a 2xx, at most ``webhook_max_attempts`` times.
+
+    Pauses ``webhook_backoff_s`` x 2^n between attempts (capped at a minute); a 4xx
+    other than 408/429 is final. Records the outcome on the batch row
+    (``delivered``, ``failed`` or ``refused``) and returns it; never raises.
+    """
+    try:
+        check_webhook_url(url, settings.webhook_allowed_hosts,
+                          require_https=settings.env == "production")
+    except ValidationFailed as exc:
+        logger.warning("batch %s: webhook not called: %s", batch_id, exc.detail)
+        _record(sessions, batch_id, "refused", 0)
+        return "refused"
+    body = json.dumps(payload, default=str, separators=(",", ":")).encode()
+    delivery = str(uuid.uuid4())
+    attempts = 0
+    status = "failed"
+    with httpx.Client(timeout=settings.webhook_timeout_s, follow_redirects=False) as http:
+        while attempts < max(1, settings.webhook_max_attempts):
+            if attempts:
+                sleep(min(MAX_BACKOFF_S, settings.webhook_backoff_s * 2 ** (attempts - 1)))
+            attempts += 1
+            timestamp = int(time.time())
+            try:
+                resp = http.post(url, content=body, headers={
+                    "Content-Type": "application/json", "User-Agent": "sunrise-webhook/1",
+                    "X-Sunrise-Event": "batch.completed", "X-Sunrise-Delivery": delivery,
+                    TIMESTAMP_HEADER: str(timestamp),
+                    SIGNATURE_HEADER: sign(settings.webhook_secret, timestamp, body)})
+            except httpx.HTTPError as exc:
+                logger.warning("batch %s: webhook attempt %d failed: %s", batch_id, attempts, exc)
+                continue
+            if resp.is_success:
+                status = "delivered"
+                break
+            logger.warning("batch %s: webhook attempt %d answered %d", batch_id, attempts,
+                           resp.status_code)
+            if 400 <= resp.status_code < 500 and resp.status_code not in (408, 429):
+                break
+    logger.info("batch %s: webhook %s after %d attempts", batch_id, status, attempts)
+    _record(sessions, batch_id, status, attempts)
+    return status
+
+
+def _record(sessions: sessionmaker[Session], batch_id: str, status: str, attempts: int) -> None:
+    with sessions.begin() as s:
+        s.execute(update(Batch).where(Batch.id == batch_id)
+                  .values(webhook_status=status, webhook_attempts=attempts))

@@ -1,0 +1,278 @@
+"""Economy mode: a batch's questions answered through the Message Batches API at half price.
+
+Each round, the next request of every question still open goes out as ONE message
+batch; when it has ended, every result is handled exactly as the agent loop
+handles a streamed reply (tools run, answers extracted, charts bound), and the
+questions that asked for tools go out again in the next batch, until every
+question has its answer. The system prompt and each conversation's newest
+message carry 1-hour cache breakpoints: a batch can take minutes to hours, far
+longer than the default 5-minute cache lives, and the 1-hour entries survive
+from one round to the next.
+
+The driver claims its jobs (``running``) and keeps their heartbeats fresh while it
+waits. If it dies, the reaper sees stale heartbeats and hands the jobs to ordinary
+workers: the answers come at the normal price, but they come.
+"""
+from __future__ import annotations
+
+import copy
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import anthropic
+from sqlalchemy import update
+
+from shared import batches as batch_rows
+from shared.errors import JobCancelled, JobFailure
+from shared.models import Batch, Job, utcnow
+from shared.reports.document import ECONOMY_DISCOUNT
+from worker.agent_loop import AgentLoop, LoopOutcome, _as_params
+from worker.extract_answer import extract_answer, truncated_answer
+from worker.history import load_history
+from worker.job_store import ClaimedJob, Finish
+from worker.runner import JobRunner
+from worker.system_prompt import EXECUTE_SQL_TOOL
+from worker.usage import price_usage
+
+logger = logging.getLogger(__name__)
+
+ONE_HOUR = {"type": "ephemeral", "ttl": "1h"}
+FIRST_POLL_S = 0.2
+PERMANENT_ERRORS = {"invalid_request_error", "authentication_error", "permission_error",
+                    "not_found_error", "billing_error", "request_too_large"}
+TRANSIENT_RETRIES = 2
+
+
+class _BatchedLoop(AgentLoop):
+    """The agent loop of one question with its LLM call taken out: the driver makes it.
+
+    ``absorb`` takes one reply and does what ``AgentLoop.run`` does with a streamed
+    one, with the same SQL cache, query ids, round limit and chart binding.
+    """
+
+    def __init__(self, job: ClaimedJob, history: list[dict], **kw):
+        super().__init__(**kw)
+        # 1-hour breakpoints: the system prompt must outlive the wait for each batch.
+        self.system = [{**block, "cache_control": ONE_HOUR} for block in self.system]
+        self.job = job
+        self.messages: list[dict] = [*history, {"role": "user", "content": job.message}]
+        self.round_no = 0
+        self.retries = 0
+        self.started = time.perf_counter()
+
+    def request(self) -> dict[str, Any]:
+        messages = self.messages
+        if self.settings.cache_messages:
+            last = copy.copy(messages[-1])
+            content = last["content"]
+            blocks = ([{"type": "text", "text": content}] if isinstance(content, str)
+                      else list(content))
+            blocks[-1] = {**blocks[-1], "cache_control": ONE_HOUR}
+            messages = [*messages[:-1], {**last, "content": blocks}]
+        return {"model": self.model, "max_tokens": self.settings.max_tokens,
+                "system": self.system, "tools": [EXECUTE_SQL_TOOL], "messages": messages}
+
+    def absorb(self, message, ms: int) -> LoopOutcome | None:
+        """Account for ``message``; returns the outcome once the question is answered.
+
+        Raises JobFailure like the agent loop (round limit, refusal, odd stop reason).
+        """
+        usage = price_usage(message.usage, self.settings.price_for(self.model),
+                            discount=ECONOMY_DISCOUNT)
+        self.stats.usage += usage
+        self.stats.llm_calls += 1
+        self.stats.llm_ms += ms
+        self.hooks.on_llm_call(self.round_no, usage, message.stop_reason, ms)
+        stop = message.stop_reason
+        if stop == "tool_use":
+            if self.stats.tool_rounds >= self.settings.max_tool_rounds:
+                raise JobFailure("tool_round_limit",
+                                 f"The question needed more than {self.settings.max_tool_rounds} "
+                                 "rounds of queries; try a narrower question.")
+            self.round_no += 1
+            self.stats.tool_rounds += 1
+            self.messages.append({"role": "assistant", "content": _as_params(message.content)})
+            results = self._run_tools(message, self.round_no)
+            self.messages.append({"role": "user", "content": results})
+            return None
+        if stop == "pause_turn":
+            self.round_no += 1
+            self.messages.append({"role": "assistant", "content": _as_params(message.content)})
+            return None
+        if stop == "max_tokens":
+            return self._finish(truncated_answer())
+        if stop in ("end_turn", "stop_sequence"):
+            return self._finish(extract_answer("".join(
+                b.text for b in message.content if b.type == "text")))
+        if stop == "refusal":
+            raise JobFailure("llm_refused", "The model declined to answer this question.")
+        raise JobFailure("llm_unexpected_stop", f"The model stopped unexpectedly ({stop}).")
+
+    def check_boundary(self) -> None:
+        self._check_boundary(self.round_no)
+
+
+class EconomyBatch:
+    """Drives the held questions of one economy batch to their answers."""
+
+    def __init__(self, runner: JobRunner, *, sleep: Callable[[float], None] = time.sleep,
+                 clock: Callable[[], float] = time.monotonic):
+        self.runner = runner
+        self.settings = runner.settings
+        self.sleep = sleep
+        self.clock = clock
+        self.deadline = 0.0  # set when a run starts
+
+    def run(self, batch_id: str) -> int:
+        """Answer every question of ``batch_id`` this driver can claim; returns how many."""
+        with self.runner.store.sessions() as s:
+            batch = s.get(Batch, batch_id)
+            if batch is None or batch.mode != "economy" or batch.status != "running":
+                return 0
+            job_ids = batch_rows.held_job_ids(s, batch_id)
+        self.deadline = self.clock() + self.settings.economy_max_wait_s
+        prompt = self.runner.system_prompt()
+        open_loops = [loop for job_id in job_ids if (loop := self._start(job_id, prompt))]
+        logger.info("batch %s: economy mode with %d questions", batch_id, len(open_loops))
+        claimed = len(open_loops)
+        stop_beating = self._heartbeat(open_loops)
+        try:
+            while open_loops:
+                open_loops = self._round(batch_id, open_loops)
+        finally:
+            stop_beating()
+        return claimed
+
+    def _start(self, job_id: str, prompt: str) -> _BatchedLoop | None:
+        job = self.runner.store.claim(job_id)
+        if job is None:
+            return None
+        with self.runner.store.sessions() as s:
+            history = load_history(s, job.conversation_id, exclude_job_id=job.id,
+                                   max_turns=self.settings.history_turns,
+                                   token_budget=self.settings.history_token_budget)
+        loop = _BatchedLoop(job, history, client=self.runner.client, sandbox=self.runner.sandbox,
+                            settings=self.settings, system_prompt=prompt, model=job.model,
+                            hooks=self.runner.hooks_for(job), deadline=self.deadline,
+                            clock=self.clock)
+        self.runner.events.publish(job.id, "started", {"attempt": job.attempt, "mode": "economy"})
+        return loop
+
+    def _round(self, batch_id: str, loops: list[_BatchedLoop]) -> list[_BatchedLoop]:
+        """Send one message batch for ``loops``; returns the questions still open after it."""
+        ready = []
+        for loop in loops:
+            try:
+                loop.check_boundary()
+                ready.append(loop)
+            except (JobCancelled, JobFailure) as exc:
+                self._end(loop, exc)
+        if not ready:
+            return []
+        try:
+            started = time.perf_counter()
+            results = self._send_and_wait(batch_id, ready)
+            ms = int((time.perf_counter() - started) * 1000)
+        except JobFailure as exc:
+            for loop in ready:
+                self._end(loop, exc)
+            return []
+        still_open = []
+        for loop in ready:
+            if self._handle(loop, results.get(loop.job.id), ms):
+                still_open.append(loop)
+        return still_open
+
+    def _send_and_wait(self, batch_id: str, loops: list[_BatchedLoop]) -> dict[str, Any]:
+        client = self.runner.client
+        try:
+            created = client.messages.batches.create(requests=[
+                {"custom_id": loop.job.id, "params": loop.request()} for loop in loops])
+            logger.info("batch %s: message batch %s sent with %d requests", batch_id,
+                        created.id, len(loops))
+            pause = FIRST_POLL_S
+            while created.processing_status != "ended":
+                if self.clock() >= self.deadline:
+                    client.messages.batches.cancel(created.id)
+                    raise JobFailure("deadline_exceeded",
+                                     "The Message Batch did not end within the time allowed.")
+                self.sleep(pause)
+                pause = min(pause * 1.6, self.settings.economy_poll_max_s)
+                created = client.messages.batches.retrieve(created.id)
+            return {r.custom_id: r.result for r in client.messages.batches.results(created.id)}
+        except anthropic.BadRequestError as exc:
+            raise JobFailure("llm_bad_request", "The Message Batches API rejected the batch: "
+                             f"{exc.message}") from exc
+        except anthropic.APIError as exc:
+            raise JobFailure("llm_unavailable", "The Message Batches API failed "
+                             f"({type(exc).__name__}); please try again shortly.") from exc
+
+    def _handle(self, loop: _BatchedLoop, result, ms: int) -> bool:
+        """Take one question's result; True while the question stays open."""
+        try:
+            if result is None or result.type == "errored":
+                return self._retry(loop, result)
+            if result.type != "succeeded":
+                raise JobFailure("llm_batch_" + result.type,
+                                 f"The Message Batch ended without answering ({result.type}).")
+            outcome = loop.absorb(result.message, ms)
+        except (JobCancelled, JobFailure) as exc:
+            self._end(loop, exc)
+            return False
+        except Exception:
+            logger.exception("job %s crashed in economy mode", loop.job.id)
+            self._end(loop, JobFailure("internal_error",
+                                       "Sunrise hit an internal error while answering."))
+            return False
+        if outcome is None:
+            return True
+        self.runner.complete(loop.job, Finish(
+            "succeeded", answer_text=outcome.answer_text, charts=outcome.charts,
+            parse_path=outcome.parse_path, truncated=outcome.truncated), loop.stats, loop.started)
+        return False
+
+    def _retry(self, loop: _BatchedLoop, result) -> bool:
+        error = result.error.error if result is not None else None
+        kind = getattr(error, "type", "missing_result")
+        message = getattr(error, "message", "no result came back for this request")
+        if kind in PERMANENT_ERRORS:
+            raise JobFailure("llm_bad_request", f"The LLM service rejected the request: {message}")
+        loop.retries += 1
+        if loop.retries > TRANSIENT_RETRIES:
+            raise JobFailure("llm_unavailable", f"The request failed {loop.retries} times in "
+                             f"message batches ({kind}: {message}).")
+        logger.warning("job %s: batch request failed (%s); retrying next round", loop.job.id, kind)
+        return True
+
+    def _end(self, loop: _BatchedLoop, exc: Exception) -> None:
+        if isinstance(exc, JobCancelled):
+            finish = Finish("cancelled", error_code="cancelled",
+                            error_message="The job was cancelled at your request.")
+        else:
+            logger.warning("job %s failed: %s %s", loop.job.id, exc.code, exc.detail)
+            finish = Finish("failed", error_code=exc.code, error_message=exc.detail)
+        self.runner.complete(loop.job, finish, loop.stats, loop.started)
+
+    def _heartbeat(self, loops: list[_BatchedLoop]) -> Callable[[], None]:
+        """Keep the claimed jobs' heartbeats fresh (one UPDATE per tick) until stopped."""
+        stop = threading.Event()
+        by_attempt: dict[int, list[str]] = {}
+        for loop in loops:
+            by_attempt.setdefault(loop.job.attempt, []).append(loop.job.id)
+
+        def beat() -> None:
+            while not stop.wait(self.settings.heartbeat_s):
+                try:
+                    with self.runner.store.sessions.begin() as s:
+                        for attempt, ids in by_attempt.items():
+                            s.execute(update(Job).where(
+                                Job.id.in_(ids), Job.status == "running",
+                                Job.attempt == attempt).values(heartbeat_at=utcnow()))
+                except Exception:  # a missed beat is retried on the next tick
+                    logger.warning("economy heartbeat failed", exc_info=True)
+
+        threading.Thread(target=beat, name="economy-heartbeat", daemon=True).start()
+        return stop.set

@@ -1,0 +1,103 @@
+"""What makes a Celery worker process observable: its own metrics port, and its logs
+in Sunrise's format (JSON with job_id, tenant and round when SUNRISE_LOG_FORMAT=json)
+whether it was started by ``sunrise worker`` or by ``celery -A worker.celery_app worker``.
+
+Why a metrics port per worker rather than prometheus-client's multiprocess directory:
+workers run on many hosts and containers that share no filesystem, and a worker is
+one process (the ``threads`` pool), so its registry already holds everything it did.
+Prometheus scrapes every worker like any other target.
+
+Several workers on one host each take the first free port from
+``worker_metrics_port`` upwards (``PORT_SPAN`` ports); the chosen one is logged.
+``worker_metrics_port = 0`` turns the server off.
+"""
+from __future__ import annotations
+
+import errno
+import logging
+from collections.abc import Callable
+from wsgiref.simple_server import WSGIServer
+
+from celery import Celery, signals
+from prometheus_client import REGISTRY, CollectorRegistry, start_http_server
+
+from shared.config import Settings
+from shared.logging_setup import configure_logging
+
+logger = logging.getLogger(__name__)
+
+PORT_SPAN = 16
+
+
+class MetricsServer:
+    """A running metrics endpoint; ``stop()`` closes it (idempotent)."""
+
+    def __init__(self, server: WSGIServer, host: str, port: int):
+        self._server = server
+        self.host = host
+        self.port = port
+        self.url = f"http://{host}:{port}/metrics"
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+
+def start_metrics_server(host: str, port: int, *, registry: CollectorRegistry = REGISTRY,
+                         span: int = PORT_SPAN) -> MetricsServer:
+    """Serve ``registry`` at ``http://host:port/metrics`` on a daemon thread.
+
+    Tries ``port`` .. ``port + span - 1`` and takes the first free one (``port=0``
+    lets the OS choose). Raises ``OSError`` when none is free.
+    """
+    last: OSError | None = None
+    for candidate in ([0] if port == 0 else range(port, port + span)):
+        try:
+            server, _thread = start_http_server(candidate, addr=host, registry=registry)
+        except OSError as exc:
+            if exc.errno != errno.EADDRINUSE:
+                raise
+            last = exc
+            continue
+        bound = server.server_address[1]
+        logger.info("worker metrics at http://%s:%s/metrics", host, bound)
+        return MetricsServer(server, host, bound)
+    raise OSError(errno.EADDRINUSE, f"no free metrics port in {port}..{port + span - 1}") from last
+
+
+def install_observability(app: Celery, get_settings: Callable[[], Settings]) -> None:
+    """Connect the Celery signals: logging setup, metrics server on ready, stop at shutdown.
+
+    Celery leaves logging to us once a ``setup_logging`` receiver exists; ``--loglevel``
+    still sets the level. A metrics port that cannot be bound is logged and the worker
+    runs on without metrics.
+    """
+    state: dict[str, MetricsServer] = {}
+
+    def on_setup_logging(loglevel=None, **_kw) -> None:
+        level = logging.getLevelName(loglevel) if isinstance(loglevel, int) else loglevel
+        configure_logging(level or "INFO", get_settings().log_format)
+
+    def on_ready(sender=None, **_kw) -> None:
+        if getattr(sender, "app", None) is not app or "server" in state:
+            return  # another app's worker in this process (tests), or already serving
+        settings = get_settings()
+        if not settings.worker_metrics_port:
+            return
+        try:
+            state["server"] = start_metrics_server(settings.worker_metrics_host,
+                                                   settings.worker_metrics_port)
+        except OSError as exc:
+            logger.warning("worker metrics not served: %s", exc)
+
+    def on_shutdown(**_kw) -> None:
+        server = state.pop("server", None)
+        if server is not None:
+            server.stop()
+
+    uid = f"sunrise-{id(app)}"
+    signals.setup_logging.connect(on_setup_logging, weak=False, dispatch_uid=f"{uid}-logging")
+    signals.worker_ready.connect(on_ready, weak=False, dispatch_uid=f"{uid}-metrics")
+    signals.worker_shutdown.connect(on_shutdown, weak=False, dispatch_uid=f"{uid}-metrics-stop")
