@@ -120,7 +120,8 @@ def _section(outcome: dict) -> list[str]:
         for process, summary in profiles.items():
             lines += [f"Profile of the {process} (py-spy, separate pass after the miss):", "",
                       "```", *summary, "```", ""]
-    lines.append(f"_Ran in {outcome.get('seconds', 0):.0f} s._")
+    lines.append(f"_Ran in {outcome.get('seconds', 0):.0f} s"
+                 f"{', ' + outcome['measured_at'] if 'measured_at' in outcome else ''}._")
     lines.append("")
     return lines
 

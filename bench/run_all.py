@@ -5,7 +5,8 @@
 Figures run one after another (they would disturb each other's timings otherwise).
 A bench that fails is reported in the table and the run goes on; the exit status is
 1 if any bench failed, 0 otherwise (a missed target is a finding, not a failure).
-The raw results also go to ``var/bench-results.json``.
+The raw results also go to ``var/bench-results.json``; with ``--only``, the figures not
+run keep their results from there (each figure says when it was measured).
 """
 from __future__ import annotations
 
@@ -52,7 +53,19 @@ def run_bench(name: str, *, smoke: bool, profile: bool) -> dict:
         outcome = {"name": name, "error": traceback.format_exc()}
     outcome.setdefault("name", name)
     outcome["seconds"] = round(time.monotonic() - started, 1)
+    outcome["measured_at"] = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     return outcome
+
+
+def merge_previous(results: list[dict], raw_path: Path) -> list[dict]:
+    """With ``--only``, the other figures keep their last measured results (if any)."""
+    try:
+        previous = {o["name"]: o for o in _load(raw_path)["results"]}
+    except (OSError, ValueError, KeyError, TypeError):
+        previous = {}
+    fresh = {o["name"]: o for o in results}
+    merged = {**previous, **fresh}
+    return [merged[name] for name in BENCHES if name in merged]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -61,6 +74,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--smoke", action="store_true", help="tiny sizes: seconds per figure")
     parser.add_argument("--only", default="", help="comma-separated bench names")
     parser.add_argument("--output", type=Path, default=PROJECT_ROOT / "BENCHMARKS.md")
+    parser.add_argument("--raw", type=Path, default=None,
+                        help="raw results JSON (default var/bench-results[-smoke].json)")
+    parser.add_argument("--render-only", action="store_true",
+                        help="rewrite the report from the raw results (after editing "
+                             "bench/findings.py), measuring nothing")
     parser.add_argument("--no-profile", action="store_true",
                         help="no py-spy pass on a miss (smoke runs never profile)")
     args = parser.parse_args(argv)
@@ -69,6 +87,15 @@ def main(argv: list[str] | None = None) -> int:
 
     names = [n for n in BENCHES if not args.only or n in args.only.split(",")]
     started, before = dt.datetime.now(dt.UTC), report.machine()
+    raw_path = args.raw or VAR_DIR / ("bench-results-smoke.json" if args.smoke
+                                      else "bench-results.json")
+    if args.render_only:
+        raw = _load(raw_path)
+        report.write(args.output, report.render(
+            raw["results"], raw.get("machine_before", before), raw.get("machine_after", before),
+            dt.datetime.fromisoformat(raw.get("started", started.isoformat())), args.smoke))
+        logger.info("rewrote %s from %s", args.output, raw_path)
+        return 0
     results = []
     for name in names:
         logger.info("running %s%s", name, " (smoke)" if args.smoke else "")
@@ -80,12 +107,21 @@ def main(argv: list[str] | None = None) -> int:
         if "error" in outcome:
             logger.error("  %s failed: %s", name, outcome["error"].strip().splitlines()[-1])
         results.append(outcome)
-    text = report.render(results, before, report.machine(), started, args.smoke)
-    report.write(args.output, text)
-    VAR_DIR.mkdir(parents=True, exist_ok=True)
-    (VAR_DIR / "bench-results.json").write_text(json.dumps(results, indent=1, default=str))
+    if args.only:
+        results = merge_previous(results, raw_path)
+    after = report.machine()
+    report.write(args.output, report.render(results, before, after, started, args.smoke))
+    raw_path.parent.mkdir(parents=True, exist_ok=True)
+    raw_path.write_text(json.dumps({"started": started.isoformat(), "machine_before": before,
+                                    "machine_after": after, "results": results},
+                                   indent=1, default=str))
     logger.info("wrote %s", args.output)
     return 1 if any("error" in outcome for outcome in results) else 0
+
+
+def _load(raw_path: Path) -> dict:
+    raw = json.loads(raw_path.read_text())
+    return raw if isinstance(raw, dict) else {"results": raw}
 
 
 if __name__ == "__main__":

@@ -84,6 +84,31 @@ def sample_duckdb() -> str:
 
 
 @pytest.fixture(scope="session")
+def sample_query(sample_duckdb, tmp_path_factory):
+    """Run SQL on a private copy of the sample: the ground truth for assertions.
+
+    DuckDB allows one configuration per file per process, and the worker's sandbox
+    holds the original read-only and locked; a copy sidesteps that.
+    """
+    import shutil
+    import threading
+
+    import duckdb
+
+    copy = tmp_path_factory.mktemp("truth") / "sample.duckdb"
+    shutil.copyfile(sample_duckdb, copy)
+    con = duckdb.connect(str(copy), read_only=True)
+    lock = threading.Lock()
+
+    def query(sql: str) -> list[tuple]:
+        with lock:
+            return con.execute(sql).fetchall()
+
+    yield query
+    con.close()
+
+
+@pytest.fixture(scope="session")
 def fake_llm_server():
     from sunrise.fake_llm.server import run_in_thread
 

@@ -93,14 +93,19 @@ def test_large_results_both_ways_agree():
 def test_run_all_writes_the_report_and_keeps_hand_written_sections(tmp_path):
     target = tmp_path / "BENCHMARKS.md"
     target.write_text("# Notes written by hand\n\nKeep me.\n")
-    assert run_all.main(["--smoke", "--only", "token_efficiency", "--output", str(target)]) == 0
+    args = ["--smoke", "--only", "token_efficiency", "--output", str(target),
+            "--raw", str(tmp_path / "raw.json")]
+    assert run_all.main(args) == 0
     first = target.read_text()
     assert first.startswith(report.BEGIN) and "Keep me." in first
     assert "| 5 token efficiency |" in first and "## How to reproduce" in first
     assert "commit `" in first
-    run_all.main(["--smoke", "--only", "token_efficiency", "--output", str(target)])
+    run_all.main(args)
     second = target.read_text()
     assert second.count(report.BEGIN) == 1 and second.count("Keep me.") == 1
+    target.write_text(second.replace("| 5 token efficiency |", "| edited |"))
+    assert run_all.main([*args, "--render-only"]) == 0  # from the raw results alone
+    assert target.read_text() == second
 
 
 def test_a_failing_bench_is_reported_not_raised(monkeypatch):

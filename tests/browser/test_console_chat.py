@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 
-import duckdb
 import pytest
 
 from tests.browser.conftest import save_screenshot
@@ -17,10 +16,7 @@ QUESTION = "How many flights did each carrier fly?"
 SECOND_QUESTION = "What is the average departure delay per month?"
 
 
-def _flights_per_carrier(duckdb_path: str) -> list[tuple[str, int]]:
-    with duckdb.connect(duckdb_path, read_only=True) as con:
-        return con.execute("SELECT carrier, count(*) FROM flights GROUP BY 1 ORDER BY 2 DESC"
-                           ).fetchall()
+FLIGHTS_PER_CARRIER = "SELECT carrier, count(*) FROM flights GROUP BY 1 ORDER BY 2 DESC"
 
 
 def _digits(text: str) -> str:
@@ -28,8 +24,8 @@ def _digits(text: str) -> str:
 
 
 def test_question_streams_progress_and_renders_a_chart(page, live_api, console_key, fake_llm,
-                                                         sample_duckdb):
-    truth = _flights_per_carrier(sample_duckdb)
+                                                         sample_query):
+    truth = sample_query(FLIGHTS_PER_CARRIER)
     top_carrier, top_flights = truth[0]
     console = ConsolePage(page, live_api.base_url).open(console_key)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.browser.conftest import save_screenshot
 from tests.browser.console_page import ConsolePage
@@ -55,6 +56,8 @@ def test_batch_from_a_loaded_file_runs_to_its_html_report(page, live_api, consol
     ConsolePage(page, live_api.base_url).open(console_key)
 
     page.set_input_files("#batch-file", str(questions))
+    # The browser reads the file asynchronously; wait until the form is filled.
+    expect(page.locator("#batch-title")).to_have_value("carriers-and-months")
     assert page.locator("#batch-questions").input_value().splitlines() == [
         QUESTION, "What is the average departure delay per month?"]
     assert page.locator("#batch-title").input_value() == "carriers-and-months"

@@ -148,7 +148,7 @@ def test_runaway_query_is_interrupted_in_time(quick_sandbox):
     elapsed = time.monotonic() - started
     assert result.is_error
     assert result.error == "query exceeded the 1 s limit and was cancelled; aggregate or filter more"
-    assert elapsed < 2.5
+    assert elapsed < 10, "stopped by the 1 s timeout, not by finishing"
     assert quick_sandbox.run(CARRIERS_SQL, 8).rows[0] == ("UA", 58665)
 
 
