@@ -10,8 +10,8 @@ from shared.config import Settings, get_settings
 
 def create_app(overrides: dict[str, Any] | None = None, *, settings: Settings | None = None) -> Flask:
     """Build the API. ``overrides`` are Settings fields that win over the environment."""
-    from api import context, problems
-    from api.routes import conversations, health, jobs
+    from api import console, context, problems
+    from api.routes import batches, conversations, health, jobs, metrics, usage
     from api.spec import spec
 
     if settings is None:
@@ -21,22 +21,9 @@ def create_app(overrides: dict[str, Any] | None = None, *, settings: Settings | 
     app.json.sort_keys = False
     context.init_app(app, settings)
     problems.init_app(app)
-    for module in (health, jobs, conversations):
+    for module in (health, jobs, conversations, batches, usage, console):
         app.register_blueprint(module.bp)
+    metrics.init_app(app)
     app.register_blueprint(spec.blueprint())
-    _optional_blueprints(app)
     return app
 
-
-def _optional_blueprints(app: Flask) -> None:
-    # Features built in their own modules plug in here when present.
-    import importlib
-
-    for name in ("api.routes.batches", "api.routes.usage", "api.routes.metrics", "api.console"):
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name != name:
-                raise
-            continue
-        module.init_app(app) if hasattr(module, "init_app") else app.register_blueprint(module.bp)

@@ -93,7 +93,6 @@ class Settings(BaseSettings):
     chart_row_limit: int = 5000
 
     # The API.
-    max_message_chars: int = 8000
     max_body_bytes: int = 5_000_000  # 500 questions of 8000 characters fit
     rate_limit_per_minute: int = 120
     max_concurrent_jobs: int = 50

@@ -30,7 +30,11 @@ def enqueue_jobs(celery: Celery, sessions: sessionmaker[Session], job_ids: list[
     if sent:
         try:
             with sessions.begin() as s:
-                s.execute(update(Job).where(Job.id.in_(sent), Job.status == "queued")
+                # By primary key only, in a fixed order: a status predicate made
+                # MariaDB lock the status index before the row, the reverse of a
+                # worker's claim, and the two deadlocked. Stamping a job that is
+                # already running is harmless.
+                s.execute(update(Job).where(Job.id.in_(sorted(sent)))
                           .values(enqueued_at=utcnow()))
         except DBAPIError as exc:
             # E.g. a deadlock with a worker claiming the job this instant. The jobs are

@@ -140,18 +140,9 @@ def demo() -> None:
     sys.exit(run_demo(_settings()))
 
 
-def _register_optional() -> None:
-    # Commands that live with their feature (batch reports, benchmarks).
-    try:
-        from sunrise.report_cli import report
-    except ModuleNotFoundError as exc:
-        if exc.name != "sunrise.report_cli":
-            raise
-    else:
-        main.add_command(report)
+from sunrise.report_cli import report  # noqa: E402 - the command lives with its feature
 
-
-_register_optional()
+main.add_command(report)
 
 if __name__ == "__main__":
     logging.basicConfig()
