@@ -48,9 +48,8 @@ class Services:
     @contextlib.contextmanager
     def session(self) -> Iterator[Session]:
         """A short-lived session: commit on success, rollback on error, always closed."""
-        with self.sessions() as s:
-            with s.begin():
-                yield s
+        with self.sessions() as s, s.begin():
+            yield s
 
 
 def init_app(app: Flask, settings: Settings) -> None:

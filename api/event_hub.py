@@ -181,7 +181,7 @@ class EventHub:
                     if reader is None:
                         reader = EventLog(self._connect(), kind=self.log.kind)
                     batch = reader.read_many(positions, block_ms=self.block_ms, count=self.count)
-                except Exception as exc:  # noqa: BLE001 - a thread boundary: keep serving
+                except Exception as exc:
                     failures += 1
                     logger.warning("event hub cannot read Redis (%s); retrying", exc)
                     self._fail_all(HubUnavailable(str(exc)))

@@ -1,10 +1,9 @@
 """Request and response schemas: they validate requests AND generate /openapi.json."""
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
-from typing_extensions import Annotated
 
 MAX_MESSAGE_CHARS = 8000
 UUID_PATTERN = r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"

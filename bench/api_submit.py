@@ -127,7 +127,7 @@ def _closed_loop(base_url: str, keys: list[str], seconds: float) -> int:
             while time.perf_counter() < stop_at:
                 submitter.post()
                 counts[i] += 1
-        except BaseException as exc:  # noqa: BLE001 - re-raised by the caller
+        except BaseException as exc:
             errors.append(exc)
         finally:
             submitter.conn.close()
@@ -164,7 +164,7 @@ def _open_loop(base_url: str, keys: list[str], rate: float, seconds: float) -> l
                 latency = (time.perf_counter() - due) * 1000
                 with lock:
                     latencies.append(latency)
-        except BaseException as exc:  # noqa: BLE001 - re-raised by the caller
+        except BaseException as exc:
             errors.append(exc)
         finally:
             submitter.conn.close()

@@ -242,7 +242,7 @@ class Stack:
             self._release_redis()
             self._release_redis = None
 
-    def __enter__(self) -> Stack:  # noqa: PYI034
+    def __enter__(self) -> Stack:
         try:
             return self.start()
         except BaseException:

@@ -126,7 +126,7 @@ class Settings(BaseSettings):
     economy_max_wait_s: float = 25 * 3600.0
 
     @model_validator(mode="after")
-    def _refuse_default_secrets_in_production(self) -> "Settings":
+    def _refuse_default_secrets_in_production(self) -> Settings:
         if self.env == "production" and self.webhook_secret == "dev-webhook-secret":
             raise ValueError("SUNRISE_WEBHOOK_SECRET must be set in production")
         if self.env == "production" and self.auth != "required":

@@ -48,9 +48,9 @@ class EventLog:
         Returns the stream id, or None when a terminal event was already written.
         """
         key = stream_key(self.kind, object_id)
-        if event in TERMINAL_EVENTS:
-            if not self.client.set(f"{key}:terminal", event, nx=True, ex=self.ttl_s):
-                return None
+        if event in TERMINAL_EVENTS and not self.client.set(
+                f"{key}:terminal", event, nx=True, ex=self.ttl_s):
+            return None
         payload = json.dumps(data, default=str, separators=(",", ":"))
         pipe = self.client.pipeline(transaction=False)
         pipe.xadd(key, {"event": event, "data": payload}, maxlen=self.maxlen, approximate=True)

@@ -7,7 +7,6 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-
 CHART_TOKEN = re.compile(r"\{\{chart:(\d+)\}\}")
 
 

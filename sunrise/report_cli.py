@@ -69,7 +69,7 @@ class ProgressBar:
         self.live = console.is_terminal
         self.last_step = -1
 
-    def __enter__(self) -> ProgressBar:  # noqa: PYI034 (no subclasses)
+    def __enter__(self) -> ProgressBar:
         if self.live:
             self.progress.start()
         return self

@@ -16,7 +16,7 @@ import redis
 
 from shared.config import Settings
 
-MARIADB = dict(host="127.0.0.1", port=3306, user="root", password="")
+MARIADB = {"host": "127.0.0.1", "port": 3306, "user": "root", "password": ""}
 # Each test session gets its own MariaDB database and Redis database number, so that
 # concurrent runs on one machine (developers, CI) never consume each other's jobs.
 TEST_DB = f"sunrise_test_{os.getpid()}"

@@ -63,7 +63,7 @@ class ChartSpec(BaseModel):
     def _no_bool_ids(cls, value: Any) -> Any:
         if isinstance(value, bool):
             # ValueError, not TypeError: only ValueError becomes a ValidationError.
-            raise ValueError("query_id must be an integer")  # noqa: TRY004
+            raise ValueError("query_id must be an integer")
         return value
 
     @field_validator("y", mode="before")

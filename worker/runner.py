@@ -129,7 +129,7 @@ class JobRunner:
             self.heartbeats.remove(job.id)
         return self._finish(job, finish, loop.stats if loop else LoopStats(), started)
 
-    def hooks_for(self, job: ClaimedJob) -> "_Hooks":
+    def hooks_for(self, job: ClaimedJob) -> _Hooks:
         """The loop hooks run() uses, for drivers that make the LLM calls themselves."""
         return _Hooks(self, job)
 

@@ -40,7 +40,7 @@ class CallUsage:
             "cost_usd": self.cost_usd,
         }
 
-    def __add__(self, other: "CallUsage") -> "CallUsage":
+    def __add__(self, other: CallUsage) -> CallUsage:
         return CallUsage(
             self.input_tokens + other.input_tokens,
             self.output_tokens + other.output_tokens,

@@ -27,7 +27,7 @@ def create_job():
         raise BadRequest("Idempotency-Key must be 1 to 200 characters.")
     svc = services()
     check_rate(svc, g.tenant_id)
-    view, created = job_service.submit_job(svc, g.tenant_id, body, key)
+    view, _created = job_service.submit_job(svc, g.tenant_id, body, key)
     accepted = {k: view[k] for k in ("job_id", "conversation_id", "status", "links")}
     return accepted, 202, {"Location": view["links"]["self"]}
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from alembic import context
+
 from shared.db import make_engine
 from shared.models import Base
 

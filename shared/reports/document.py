@@ -41,7 +41,7 @@ def build_document(batch: Batch, jobs: Sequence[Job],
     Pure: reads the rows, writes nothing. Charts carry no SVG yet (see chart_svg).
     """
     questions = []
-    totals: dict[str, Any] = {name: 0 for name in USAGE_FIELDS}
+    totals: dict[str, Any] = dict.fromkeys(USAGE_FIELDS, 0)
     totals["cost_usd"] = Decimal(0)
     standard_total = Decimal(0)
     counts = {"succeeded": 0, "failed": 0, "cancelled": 0, "unfinished": 0}

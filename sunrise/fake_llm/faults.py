@@ -36,7 +36,7 @@ from sunrise.fake_llm.reply import SQL_TOOL, Reply, text_block, text_reply, tool
 
 REQUEST_KINDS = ("429", "529", "500", "hang")
 ANSWER_KINDS = ("prose_before_json", "fenced_json", "invalid_json", "no_json")
-REPLY_KINDS = ("stream_error", "max_tokens", "refusal", "pause_turn", "repeat_sql") + ANSWER_KINDS
+REPLY_KINDS = ("stream_error", "max_tokens", "refusal", "pause_turn", "repeat_sql", *ANSWER_KINDS)
 KINDS = REQUEST_KINDS + REPLY_KINDS
 
 

@@ -107,7 +107,7 @@ def _candidates(words: list[str]) -> list[str]:
         candidates += [pair.replace(" ", "_"), _singular(pair).replace(" ", "_")]
         candidates += SYNONYMS.get(_singular(pair), [])
     if words:
-        candidates += [words[0], _singular(words[0])] + SYNONYMS.get(_singular(words[0]), [])
+        candidates += [words[0], _singular(words[0]), *SYNONYMS.get(_singular(words[0]), [])]
     return candidates
 
 

@@ -42,7 +42,7 @@ def _validate_turn(turn: object, position: int) -> dict:
     where = f"turn {position}"
     if not isinstance(turn, dict):
         # ValueError, not TypeError: the control plane reports both as a 400.
-        raise ValueError(f"{where}: must be an object")  # noqa: TRY004
+        raise ValueError(f"{where}: must be an object")
     if "error" in turn:
         if turn["error"] not in ERROR_TYPES:
             raise ValueError(f"{where}: 'error' must be one of {sorted(ERROR_TYPES)}")

@@ -181,4 +181,4 @@ def cut_for_stream_error(events: list[tuple[str, bytes]]) -> list[tuple[str, byt
     if len(deltas) > 1:
         head = head[: deltas[len(deltas) // 2]]
     error = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
-    return head + [("error", sse_event("error", error))]
+    return [*head, ("error", sse_event("error", error))]

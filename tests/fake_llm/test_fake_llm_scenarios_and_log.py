@@ -54,13 +54,7 @@ def test_scenario_turns_follow_the_tool_loop_of_the_current_question(client, add
         "has no reply 4"
         in _ask(
             client,
-            messages
-            + [
-                {
-                    "role": "user",
-                    "content": [{"type": "tool_result", "tool_use_id": "x", "content": "late"}],
-                }
-            ],
+            [*messages, {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "x", "content": "late"}]}],
         )
         .content[0]
         .text

@@ -6,6 +6,7 @@ take its). They share the session's MariaDB database and offline model.
 """
 from __future__ import annotations
 
+import contextlib
 import socket
 import uuid
 from collections.abc import Iterator
@@ -62,7 +63,5 @@ def start_worker(ops_settings, tmp_path) -> Iterator:
     yield start
     for worker in started:
         if worker.proc.poll() is None:
-            try:
+            with contextlib.suppress(TimeoutError):  # stop() killed it; nothing left to do
                 worker.stop(timeout=30)
-            except TimeoutError:
-                pass  # killed by stop(); nothing else to clean up

@@ -145,7 +145,8 @@ def test_sse_subscribers_gauge_follows_open_streams(client, settings):
     with session_scope(settings.database_url) as s:
         key = create_key(s, name := f"sse-{uuid.uuid4().hex[:8]}")
     job_id, _ = create_job(settings, "stays queued: nothing enqueued it", tenant=name)
-    gauge = lambda: scrape(client)[("sunrise_sse_subscribers", ())]
+    def gauge():
+        return scrape(client)[("sunrise_sse_subscribers", ())]
     before = gauge()
     resp = client.get(f"/v1/jobs/{job_id}/events", headers={"Authorization": f"Bearer {key}"},
                       buffered=False)

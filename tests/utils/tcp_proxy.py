@@ -7,6 +7,7 @@ connection (pymysql error 2013) exactly as when a database restarts.
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import selectors
 import socket
@@ -115,10 +116,8 @@ class TcpProxy:
 
 def _shutdown(*socks: socket.socket) -> None:
     for sock in socks:
-        try:
+        with contextlib.suppress(OSError):
             sock.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
 
 
 def _close(*socks: socket.socket) -> None:

@@ -9,8 +9,15 @@ import json
 
 import pytest
 
-from tests.utils.jobs import create_job, entries_with, job_view, llm_calls, marker, \
-    requests_with, tool_calls
+from tests.utils.jobs import (
+    create_job,
+    entries_with,
+    job_view,
+    llm_calls,
+    marker,
+    requests_with,
+    tool_calls,
+)
 
 BY_CARRIER = "SELECT carrier, count(*) AS flights FROM flights GROUP BY 1 ORDER BY 2 DESC"
 
@@ -242,7 +249,7 @@ def test_charts_carry_real_rows_and_bad_charts_are_dropped(runner, settings, fak
     job = run(runner, settings, f"{scenario} {marker()}")
     result = job["result"]
     assert result["answer_text"] == "Bad  good {{chart:0}} also bad " or \
-        "{{chart:0}}" in result["answer_text"] and "{{chart:1}}" not in result["answer_text"]
+        ("{{chart:0}}" in result["answer_text"] and "{{chart:1}}" not in result["answer_text"])
     (chart,) = result["charts"]
     expected = runner.sandbox.run(BY_CARRIER, 99).rows
     assert [(r["carrier"], r["flights"]) for r in chart["data"]] == [tuple(r) for r in expected]

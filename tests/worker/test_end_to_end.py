@@ -1,9 +1,10 @@
 """A job submitted over HTTP is run by a real Celery worker and lands in MariaDB."""
 from __future__ import annotations
 
+from sqlalchemy import select
+
 from shared.db import session_scope
 from shared.models import Job, LlmCall, Message
-from sqlalchemy import select
 from tests.utils.waiting import wait_for_status
 
 

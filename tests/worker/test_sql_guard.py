@@ -87,7 +87,7 @@ def test_pivot_without_in_list_is_refused_with_a_hint():
 
 @pytest.mark.parametrize("sql", ["SELECT 1; SELECT 2", "SELECT 1; DROP TABLE flights", "SELECT 1;\nSELECT 2;"])
 def test_more_than_one_statement_is_refused(sql):
-    with pytest.raises(SqlRefused, match="exactly one statement.*2 were sent"):
+    with pytest.raises(SqlRefused, match=r"exactly one statement.*2 were sent"):
         check_single_read_statement(sql)
 
 

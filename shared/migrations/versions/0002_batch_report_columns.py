@@ -4,8 +4,8 @@ Revision ID: 0002_batches
 Revises: 0001
 Create Date: 2026-11-29 11:29:20.053189
 """
-from alembic import op
 import sqlalchemy as sa
+from alembic import op
 from sqlalchemy.dialects import mysql
 
 revision = '0002_batches'
