@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # Install the Debian tools the test suite drives, when they are missing:
-# docker-compose (validates docker-compose.yml) and chromium (browser tests).
+# chromium (+ fonts, for readable screenshots) for the console's browser tests, driven
+# by Playwright's Python client (Playwright's own browser download is never used), and
+# docker-compose to validate docker-compose.yml.
 set -eu
 missing=()
 command -v docker-compose >/dev/null 2>&1 || docker compose version >/dev/null 2>&1 \
   || missing+=(docker-compose)
-[ -x /usr/bin/chromium ] || missing+=(chromium)
+[ -x /usr/bin/chromium ] || missing+=(chromium fonts-liberation)
 if [ ${#missing[@]} -gt 0 ]; then
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   echo "installing ${missing[*]} from Debian's packages" >&2
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq "${missing[@]}" >/dev/null
+  $SUDO apt-get update -qq
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
