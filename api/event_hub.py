@@ -139,6 +139,14 @@ class EventHub:
                 subs.discard(sub)
                 if not subs:
                     del self._subs[sub.object_id]
+            # The last one out cuts the blocked read short, so an idle reader stops
+            # after idle_s rather than after a full block_ms on streams nobody watches.
+            interrupt = not self._subs and self._reading is not None
+        if interrupt:
+            try:
+                self._interrupt()
+            except redis.RedisError:
+                logger.debug("event hub: could not interrupt the idle read", exc_info=True)
 
     def watching(self) -> int:
         """How many subscriptions are open (for tests and metrics)."""

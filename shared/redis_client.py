@@ -8,6 +8,7 @@ import redis
 # Enough for a worker's threads or a gevent API worker's bursts of short commands.
 POOL_SIZE = 256
 POOL_WAIT_S = 10
+SOCKET_TIMEOUT_S = 30
 
 
 @functools.cache
@@ -16,7 +17,9 @@ def redis_for(url: str) -> redis.Redis:
     # instead of failing with "Too many connections" (redis-py's default pool raises).
     pool = redis.BlockingConnectionPool.from_url(
         url, max_connections=POOL_SIZE, timeout=POOL_WAIT_S, decode_responses=True,
-        socket_connect_timeout=2, socket_timeout=None, health_check_interval=30,
+        # Longer than any blocking read on this pool (SSE heartbeats, 15 s), short enough
+        # that a hung (not stopped) Redis cannot hold a request forever.
+        socket_connect_timeout=2, socket_timeout=SOCKET_TIMEOUT_S, health_check_interval=30,
     )
     return redis.Redis(connection_pool=pool)
 
