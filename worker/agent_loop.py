@@ -108,11 +108,11 @@ class AgentLoop:
                     )
                 round_no += 1
                 self.stats.tool_rounds += 1
-                messages.append({"role": "assistant", "content": _as_params(message.content)})
+                messages.append({"role": "assistant", "content": as_params(message.content)})
                 messages.append({"role": "user", "content": self._run_tools(message, round_no)})
             elif stop == "pause_turn":
                 round_no += 1
-                messages.append({"role": "assistant", "content": _as_params(message.content)})
+                messages.append({"role": "assistant", "content": as_params(message.content)})
             elif stop == "max_tokens":
                 return self._finish(truncated_answer())
             elif stop in ("end_turn", "stop_sequence"):
@@ -222,12 +222,14 @@ class AgentLoop:
     # -- boundaries and the end -----------------------------------------------------
 
     def _check_boundary(self, round_no: int) -> None:
-        if self.hooks.cancel_requested():
+        # Round 0 follows the claim, which only succeeds for a job nobody cancelled:
+        # asking the database again there would cost a query per job for nothing.
+        if round_no > 0 and self.hooks.cancel_requested():
             raise JobCancelled()
         if self.clock() >= self.deadline:
             raise JobFailure(
                 "deadline_exceeded",
-                f"The job ran out of its {self.settings.job_deadline_s:.0f} s time budget "
+                f"The job ran out of its {self.settings.job_deadline_s:g} s time budget "
                 f"after {round_no} rounds.",
             )
 
@@ -243,7 +245,7 @@ class AgentLoop:
         )
 
 
-def _as_params(content: list[Any]) -> list[dict]:
+def as_params(content: list[Any]) -> list[dict]:
     """The assistant's content blocks as request params, exactly as they were sent to us."""
     params = []
     for block in content:

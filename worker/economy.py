@@ -29,7 +29,7 @@ from shared import batches as batch_rows
 from shared.errors import JobCancelled, JobFailure
 from shared.models import Batch, Job, utcnow
 from shared.reports.document import ECONOMY_DISCOUNT
-from worker.agent_loop import AgentLoop, LoopOutcome, _as_params
+from worker.agent_loop import AgentLoop, LoopOutcome, as_params
 from worker.extract_answer import extract_answer, truncated_answer
 from worker.history import load_history
 from worker.job_store import ClaimedJob, Finish
@@ -94,13 +94,13 @@ class _BatchedLoop(AgentLoop):
                                  "rounds of queries; try a narrower question.")
             self.round_no += 1
             self.stats.tool_rounds += 1
-            self.messages.append({"role": "assistant", "content": _as_params(message.content)})
+            self.messages.append({"role": "assistant", "content": as_params(message.content)})
             results = self._run_tools(message, self.round_no)
             self.messages.append({"role": "user", "content": results})
             return None
         if stop == "pause_turn":
             self.round_no += 1
-            self.messages.append({"role": "assistant", "content": _as_params(message.content)})
+            self.messages.append({"role": "assistant", "content": as_params(message.content)})
             return None
         if stop == "max_tokens":
             return self._finish(truncated_answer())
