@@ -45,6 +45,11 @@ class Services:
         return EventLog(self.redis, maxlen=self.settings.events_maxlen,
                         ttl_s=self.settings.events_ttl_s, kind="batch")
 
+    @functools.cached_property
+    def batch_event_hub(self) -> EventHub:
+        """The same for batch progress streams."""
+        return EventHub(self.batch_events, lambda: dedicated_redis(self.settings.redis_url))
+
     @contextlib.contextmanager
     def session(self) -> Iterator[Session]:
         """A short-lived session: commit on success, rollback on error, always closed."""

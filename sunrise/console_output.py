@@ -20,7 +20,8 @@ class ProgressPrinter:
         if event == "llm_call":
             self.console.print(
                 f"[dim]model round {data['round']}: {data['input_tokens']} in, "
-                f"{data['cache_read_tokens']} cached, {data['output_tokens']} out "
+                f"{data['cache_read_tokens']} cache read, "
+                f"{data['cache_creation_tokens']} cache write, {data['output_tokens']} out "
                 f"({data['stop_reason']}, {data['ms']} ms)[/dim]")
         elif event == "tool_call":
             status = f"error: {data['error']}" if data.get("error") else f"{data['rows']} rows"

@@ -178,7 +178,8 @@ def batch_event_stream(svc: Services, tenant_id: int, batch_id: str,
     on_open, on_close = subscriber_callbacks(svc.redis, BATCH_STREAM_MAX_S, kind="batch")
     return event_stream(svc.batch_events, batch_id, after,
                         heartbeat_s=svc.settings.sse_heartbeat_s, max_s=BATCH_STREAM_MAX_S,
-                        terminal_from_db=terminal_from_db, on_open=on_open, on_close=on_close)
+                        terminal_from_db=terminal_from_db, on_open=on_open, on_close=on_close,
+                        hub=svc.batch_event_hub)
 
 
 def load_report(svc: Services, tenant_id: int, batch_id: str) -> dict[str, Any]:
