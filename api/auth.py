@@ -5,7 +5,7 @@ from flask import g, request
 
 from api.context import services
 from shared.errors import Unauthorized
-from shared.keys import get_or_create_tenant, tenant_for_key
+from shared.keys import get_or_create_tenant, tenant_id_for_key
 
 DEFAULT_TENANT = "default"
 
@@ -29,8 +29,8 @@ def authenticate() -> None:
         raise Unauthorized("Send your API key as 'Authorization: Bearer <key>'.",
                            headers={"WWW-Authenticate": 'Bearer realm="sunrise"'})
     with svc.session() as s:
-        tenant = tenant_for_key(s, key.strip())
-        if tenant is None:
-            raise Unauthorized("The API key is unknown or revoked.",
-                               headers={"WWW-Authenticate": 'Bearer error="invalid_token"'})
-        g.tenant_id = tenant.id
+        tenant_id = tenant_id_for_key(s, key.strip())
+    if tenant_id is None:
+        raise Unauthorized("The API key is unknown or revoked.",
+                           headers={"WWW-Authenticate": 'Bearer error="invalid_token"'})
+    g.tenant_id = tenant_id

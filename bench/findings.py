@@ -7,65 +7,76 @@ from __future__ import annotations
 
 FINDINGS: dict[str, str] = {
     "engine_overhead": """
-**Target missed (≈ 0.05–0.06 against ≥ 0.30); reason: CPU per job, not waiting.**
+**Target missed (≈ 0.07–0.08 against ≥ 0.30); reason: CPU per job, not waiting.**
 A no-op Celery task costs ≈ 2 ms of CPU in all (publish + deliver + ack); a Sunrise
-job costs ≈ 45–50 ms of CPU across the processes (`cpu_ms_per_job` below: worker ≈ 28,
-API ≈ 9, MariaDB ≈ 6, offline model ≈ 2.5, Redis ≈ 1). On 2 shared cores that bounds
+job now costs ≈ 35–40 ms across the processes (`cpu_ms_per_job` below: worker ≈ 20–23,
+API ≈ 6, MariaDB ≈ 4.5, offline model ≈ 3, Redis ≈ 1). On 2 shared cores that bounds
 the ratio near 0.1 whatever the queueing design: the offline model answers in 0 ms,
-so nothing in the job waits and the figure is pure Python CPU. The worker profile
-(GIL holders) splits its share into SQLAlchemy + PyMySQL for ~9 short transactions
-(claim, history, two cancel checks, two `llm_calls` rows, the `tool_calls` row, the
-final write: ≈ 40 %), Celery's own work around the task (receive, ack, task events:
-≈ 25 %), the SDK's two streaming calls (≈ 20 %), DuckDB (≈ 7 %) and the Redis event
-publishes (≈ 5 %).
+so nothing in the job waits and the figure is pure Python CPU. In the worker profile
+(GIL holders) the SDK's two streaming calls are now the largest share (≈ 25 %: SSE
+decoding and the SDK building a model object per stream event), then DuckDB and the
+SQL guard (≈ 10 %), the seven Redis event publishes (≈ 11 %), the database writes
+(≈ 15 %) and Celery's own work around the task (receive, ack, task events; kept: the
+ops tooling reads them).
 
-**Fixed on the way:** the worker's connection pool was `pool_size=10,
+**Fixed on the way.** (1) The worker's connection pool was `pool_size=10,
 max_overflow=20`; with 64 threads every transaction past the 10th opened and closed
-a PyMySQL connection, each paying a handshake and a fresh SSL context
-(`ssl.load_default_certs` was 16 % of the worker's samples). `shared/db.py` now keeps
-all 30 (`pool_size=30, max_overflow=0`, same maximum): worker CPU per job fell from
-≈ 40–44 ms to ≈ 28–33 ms. Further gains need structural changes that are not the
-benchmark's to make: a C MySQL driver (mysqlclient), folding the per-call
-`llm_calls`/`tool_calls` rows into the final transaction, and a cancel flag read
-from Redis instead of a SELECT per round.
+a PyMySQL connection (a handshake and a fresh SSL context each). `shared/db.py` keeps
+all 30: worker CPU per job fell from ≈ 40–44 ms to ≈ 28–33 ms. (2) The hot-path
+writes in `worker/job_store.py` (claim, cancel flag, `llm_calls` and `tool_calls`
+rows, the final write) were ORM units of work whose statements were rebuilt, and
+their compiled-cache keys recomputed, on every call; they are now Core statements
+built once at import and executed with parameters on a pooled connection — the same
+SQL, the same guards and transactions. In-process A/B (a `JobRunner` loop, no
+Celery, alternating runs): 22.4–23.9 → 15.5–17.5 ms of CPU per job. Full stack:
+worker 27.3 → 20.4–23.2 ms per job, 33.5 → 41–46 jobs/s, ratio 0.056 → 0.074–0.080.
+(3) The API side of a submit (figure 3) lost a transaction and its ORM lookups:
+≈ 7.9 → 5.7–6.0 ms per job here. Further gains would need a cheaper SDK event path
+(or a C MySQL driver / fewer per-round writes), not the queueing design.
 """,
     "conversations_per_worker": """
-**Target missed (≈ 0.22 at 200 conversations against ≥ 0.85); RSS target met
-(≈ 370 MB ≤ 400 MB, ≈ 220 MB of it is the idle worker).** One worker process holds
+**Target missed (≈ 0.25 at 200 conversations against ≥ 0.85); RSS target met
+(≈ 320 MB ≤ 400 MB, ≈ 220 MB of it is the idle worker).** One worker process holds
 200 and 500 conversations open without errors, lost jobs or memory growth, but it
-cannot *finish* them at the latency bound: each job costs ≈ 37 ms of CPU in the
-worker (same split as figure 1), and one process runs Python on one core at a time,
-so it completes at most ≈ 1 / 37 ms ≈ 27 jobs/s — the measured 22–25 jobs/s — while
-200 jobs in 2 s need 100 jobs/s (≤ 10 ms per job). The threads spend their time
-queued for the GIL, which is why each LLM call (1 s at the model) takes 2–3 s
-end to end and why 500 at once is no faster than 200. The profile (GIL holders
-only) shows the CPU in the SDK's streaming calls and the ORM, as in figure 1.
+cannot *finish* them at the latency bound: each job costs ≈ 31–36 ms of CPU in the
+worker at this concurrency (figure 1's work plus GIL contention among hundreds of
+threads), and one process runs Python on one core at a time, so it completes at
+most ≈ 30 jobs/s — the measured 25–30 jobs/s — while 200 jobs in 2 s need 100
+jobs/s (≤ 10 ms per job). The threads spend their time queued for the GIL, which
+is why each LLM call (1 s at the model) takes 2–3 s end to end and why 500 at once
+is barely faster than 200. The Core statements of figure 1 took the worker from
+≈ 36–43 to ≈ 31–36 ms per job and the rate from 20.0 / 25.6 to 24.7 / 29.6 jobs/s
+(200 / 500 at once). The 500-at-once peak RSS (a report row, no target) read
+430 MB in that run against 374 MB before; not investigated.
 
-What holds: memory (threads are cheap: +150 MB for 200, +160 MB for 500) and the
-latency-bound arithmetic per process: a worker process should carry about
-`2 s × 27 jobs/s ≈ 50` concurrent conversations at 1 s per call, and more
-conversations mean more processes — figure 7 shows throughput growing linearly
-with worker processes. The DB pool (30) was not the limit once it stopped churning
-connections; DuckDB (one read-only connection, a cursor per query) and Redis were
-not either (≈ 1 ms each per job).
+What holds: memory (threads are cheap: ≈ +100 MB for 200) and the latency-bound
+arithmetic per process: a worker process should carry about `2 s × 30 jobs/s ≈ 60`
+concurrent conversations at 1 s per call, and more conversations mean more
+processes — figure 7 shows throughput growing linearly with worker processes. The
+DB pool (30) was not the limit once it stopped churning connections; DuckDB (one
+read-only connection, a cursor per query) and Redis were not either (≈ 1 ms each
+per job).
 """,
     "api_submit": """
-**Ratio target missed (≈ 0.1–0.2 against ≥ 0.5); reason: what a submit must do.** The
+**Ratio target missed (≈ 0.25 against ≥ 0.5); reason: what a submit must do.** The
 baseline is one bare `apply_async` (≈ 0.8 ms of CPU). A submit is that same publish
 plus authentication (SHA-256 of the key, a SELECT), the per-tenant concurrency
-count, the conversation + job + message INSERTs and their commit, the
-`enqueued_at` UPDATE and the `queued` event: ≈ 5.5–6.5 ms of API CPU per request
-(profile below: enqueue ≈ 30 %, auth ≈ 16 %, concurrency check ≈ 10 %, the ORM
-for the rest). The two gevent processes then share 2 cores with MariaDB, the load
-generator and, here, other engineers' test runs, so ≈ 150–250 req/s is the ceiling,
-i.e. about 0.15–0.2 of a single-threaded publish loop. Reaching 0.5 would take a
-submit path of ≈ 2 ms: a Core (not ORM) insert in one transaction, a cached key →
-tenant lookup, and stamping `enqueued_at` in the same transaction.
+count, the conversation + job + message INSERTs and their commit, and the `queued`
+event: ≈ 4.9 ms of API CPU per request (was ≈ 5.7). Changed: `enqueued_at` is now
+stamped in the submit transaction itself and cleared only for a job the broker
+refused (one transaction fewer per submit; an API killed between commit and
+publish leaves a stamped, unsent job, which the reaper's "more enqueued jobs than
+messages" rule re-sends after `requeue_queued_after_s` instead of the never-sent
+sweep); authentication reads only the key's tenant id with a prebuilt Core SELECT
+instead of loading `ApiKey` + `Tenant` objects; the concurrency count is a prebuilt
+statement. Measured: 194 → 307 req/s (ratio 0.15 → 0.25). The rest is the ORM
+insert of three rows, the Celery publish (with its task-sent event) and gunicorn /
+gevent; the two API processes share 2 cores with MariaDB and the load generator.
 
-**Latency at half the max rate:** with the machine quiet, p50 ≈ 10 ms and p99
-≈ 25–40 ms at 40–80 req/s. An open loop at half of a burst maximum measured on a
-shared, saturated 2-core box sometimes falls behind for good when another process
-takes the CPU (p99 then runs to hundreds of ms), hence three windows with the least
+**Latency at half the max rate:** p50 ≈ 10 ms and p99 ≈ 19–29 ms at ≈ 150 req/s
+in the last run. An open loop at half of a burst maximum measured on a shared,
+saturated 2-core box sometimes falls behind for good when another process takes
+the CPU (p99 then runs to hundreds of ms), hence three windows with the least
 disturbed one counting; all three are in the details.
 """,
     "completion_notify": """

@@ -16,8 +16,14 @@ logger = logging.getLogger(__name__)
 
 
 def enqueue_jobs(celery: Celery, sessions: sessionmaker[Session], job_ids: list[str],
-                 *, queue: str = CHAT_QUEUE) -> int:
-    """Send one run task per job and stamp ``enqueued_at``; returns how many were sent."""
+                 *, queue: str = CHAT_QUEUE, stamped: bool = False) -> int:
+    """Send one run task per job and stamp ``enqueued_at``; returns how many were sent.
+
+    ``stamped`` says the jobs were committed with ``enqueued_at`` already set (the API
+    does it in the submit transaction, saving a transaction per submit): then nothing
+    is written after a successful send, and the jobs that could not be sent get their
+    stamp cleared, so the reaper sees them as never sent.
+    """
     sent: list[str] = []
     try:
         with celery.producer_or_acquire() as producer:
@@ -27,18 +33,28 @@ def enqueue_jobs(celery: Celery, sessions: sessionmaker[Session], job_ids: list[
     except Exception as exc:  # broker down: the reaper will pick the rest up
         logger.warning("could not enqueue %d of %d jobs (%s); the reaper will retry",
                        len(job_ids) - len(sent), len(job_ids), exc)
-    if sent:
-        try:
-            with sessions.begin() as s:
-                # By primary key only, in a fixed order: a status predicate made
-                # MariaDB lock the status index before the row, the reverse of a
-                # worker's claim, and the two deadlocked. Stamping a job that is
-                # already running is harmless.
-                s.execute(update(Job).where(Job.id.in_(sorted(sent)))
-                          .values(enqueued_at=utcnow()))
-        except DBAPIError as exc:
-            # E.g. a deadlock with a worker claiming the job this instant. The jobs are
-            # sent; an unstamped one that is still queued is sent again by the reaper,
-            # and the claim guard keeps a duplicate message from running it twice.
-            logger.warning("sent %d jobs but could not stamp enqueued_at: %s", len(sent), exc)
+    if stamped:
+        unsent = sorted(set(job_ids) - set(sent))
+        if unsent:
+            _stamp(sessions, unsent, None)
+    elif sent:
+        _stamp(sessions, sorted(sent), utcnow())
     return len(sent)
+
+
+def _stamp(sessions: sessionmaker[Session], job_ids: list[str], when) -> None:
+    try:
+        with sessions.begin() as s:
+            # By primary key only, in a fixed order: a status predicate made
+            # MariaDB lock the status index before the row, the reverse of a
+            # worker's claim, and the two deadlocked. Stamping a job that is
+            # already running is harmless.
+            s.execute(update(Job).where(Job.id.in_(job_ids)).values(enqueued_at=when)
+                      .execution_options(synchronize_session=False))
+    except DBAPIError as exc:
+        # E.g. a deadlock with a worker claiming the job this instant. A sent job left
+        # unstamped and still queued is sent again by the reaper, and the claim guard
+        # keeps a duplicate message from running it twice; an unsent job left stamped
+        # is re-sent by the reaper once its stamp is `requeue_queued_after_s` old.
+        logger.warning("could not %s enqueued_at of %d jobs: %s",
+                       "clear" if when is None else "stamp", len(job_ids), exc)

@@ -5,7 +5,7 @@ import hashlib
 import hmac
 import secrets
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session
 
 from shared.models import ApiKey, Tenant
@@ -45,3 +45,19 @@ def tenant_for_key(session: Session, key: str) -> Tenant | None:
     if row is None or not hmac.compare_digest(row.ApiKey.key_hash, digest):
         return None
     return row.Tenant
+
+
+def tenant_id_for_key(session: Session, key: str) -> int | None:
+    """The id of the tenant owning an unrevoked ``key``, or None: what every request's
+    authentication needs, read without loading ORM objects. Compares in constant time."""
+    digest = hash_key(key)
+    row = session.execute(_KEY_OWNER, {"digest": digest}).first()
+    if row is None or not hmac.compare_digest(row.key_hash, digest):
+        return None
+    return row.tenant_id
+
+
+# Built once: every authenticated request runs it.
+_KEY_OWNER = (select(ApiKey.__table__.c.key_hash, ApiKey.__table__.c.tenant_id)
+              .where(ApiKey.__table__.c.key_hash == bindparam("digest"),
+                     ApiKey.__table__.c.revoked_at.is_(None)))

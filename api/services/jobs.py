@@ -9,7 +9,7 @@ import time
 from collections.abc import Iterator
 
 import redis
-from sqlalchemy import func, select, update
+from sqlalchemy import bindparam, func, select, update
 from sqlalchemy.exc import IntegrityError
 
 from api.context import Services
@@ -51,9 +51,11 @@ def submit_job(svc: Services, tenant_id: int, body: JobCreate,
                 return job_to_dict(existing), False
         _check_concurrency(svc, s, tenant_id)
         conversation = _conversation_for(s, tenant_id, body)
+        # Stamped as enqueued in this same transaction (one fewer per submit);
+        # _announce clears the stamp of a job the broker did not take.
         job = Job(id=new_id(), tenant_id=tenant_id, conversation_id=conversation.id, message=body.message,
                   model=svc.settings.model, idempotency_key=idempotency_key,
-                  request_hash=digest)
+                  request_hash=digest, enqueued_at=utcnow())
         s.add(job)
         s.add(Message(conversation_id=conversation.id, job_id=job.id, role="user",
                       text=body.message))
@@ -83,10 +85,15 @@ def _after_idempotency_race(svc: Services, tenant_id: int, key: str | None, dige
         return job_to_dict(job)
 
 
+# Built once: every submit runs it.
+_ACTIVE_INTERACTIVE = select(func.count()).select_from(Job.__table__).where(
+    Job.__table__.c.tenant_id == bindparam("tenant_id"), Job.__table__.c.status.in_(ACTIVE),
+    Job.__table__.c.batch_id.is_(None))
+
+
 def _check_concurrency(svc: Services, s, tenant_id: int) -> None:
     cap = svc.settings.max_concurrent_jobs
-    active = s.scalar(select(func.count()).select_from(Job).where(
-        Job.tenant_id == tenant_id, Job.status.in_(ACTIVE), Job.batch_id.is_(None)))
+    active = s.connection().scalar(_ACTIVE_INTERACTIVE, {"tenant_id": tenant_id})
     if active >= cap:
         raise RateLimited(f"You already have {active} jobs in flight (limit {cap}); "
                           "wait for some to finish.", headers={"Retry-After": "5"})
@@ -115,14 +122,16 @@ def _announce(svc: Services, views: list[dict]) -> None:
     """Publish committed jobs' ``queued`` events, then enqueue them; never raises.
 
     In that order: a fast worker's ``started`` (even its terminal event) must never
-    precede ``queued`` in the stream, whose last entry is the terminal one.
+    precede ``queued`` in the stream, whose last entry is the terminal one. The jobs
+    were committed with ``enqueued_at`` set; a job the broker refuses has it cleared
+    again, so the reaper sends it as soon as the broker is back.
     """
     try:
         for view in views:
             svc.events.publish(view["job_id"], "queued", view)
     except redis.RedisError as exc:
         logger.warning("could not publish queued events: %s", exc)
-    enqueue_jobs(svc.celery, svc.sessions, [v["job_id"] for v in views])
+    enqueue_jobs(svc.celery, svc.sessions, [v["job_id"] for v in views], stamped=True)
 
 
 def load_job(svc: Services, tenant_id: int, job_id: str) -> dict:
