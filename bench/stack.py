@@ -26,16 +26,15 @@ import time
 from pathlib import Path
 
 import httpx
-import pymysql
 import redis
 
 from bench.worker_fleet import lease_redis_db, settings_env
 from shared.config import PROJECT_ROOT, VAR_DIR, Settings
 from shared.queue import make_celery
+from tests.utils.mariadb import create_database, drop_database
 
 logger = logging.getLogger(__name__)
 
-MARIADB = {"host": "127.0.0.1", "port": 3306, "user": "root", "password": ""}
 SAMPLE_DUCKDB = VAR_DIR / "test-sample.duckdb"  # shared with the test suite: built once
 SUNRISE = [sys.executable, "-m", "sunrise.cli"]
 
@@ -122,17 +121,10 @@ class Stack:
 
     def start(self) -> Stack:
         """Create the database (migrated), lease a Redis number, make the sample DuckDB."""
-        from shared.migrate import upgrade
         from sunrise.sample_data import build_sample_db
 
         redis_url, self._release_redis = lease_redis_db()
-        conn = pymysql.connect(**MARIADB, autocommit=True)
-        with conn.cursor() as cur:
-            cur.execute(f"DROP DATABASE IF EXISTS `{self._database}`")
-            cur.execute(f"CREATE DATABASE `{self._database}` CHARACTER SET utf8mb4")
-        conn.close()
-        database_url = f"mysql+pymysql://root@127.0.0.1:3306/{self._database}"
-        upgrade(database_url)
+        database_url = create_database(self._database)
         self.settings = Settings(
             database_url=database_url, redis_url=redis_url,
             duckdb_path=str(build_sample_db(SAMPLE_DUCKDB)),
@@ -231,13 +223,7 @@ class Stack:
                 logger.exception("could not stop %s (pid %s)", proc.name, proc.pid)
         self.processes.clear()
         if self.settings is not None:
-            from shared.db import engine_for
-
-            engine_for(self.settings.database_url).dispose()
-            conn = pymysql.connect(**MARIADB, autocommit=True)
-            with conn.cursor() as cur:
-                cur.execute(f"DROP DATABASE IF EXISTS `{self._database}`")
-            conn.close()
+            drop_database(self._database)
         if self._release_redis is not None:
             self._release_redis()
             self._release_redis = None

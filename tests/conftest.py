@@ -15,8 +15,8 @@ import pytest
 import redis
 
 from shared.config import Settings
+from tests.utils.mariadb import MARIADB, create_database, drop_database
 
-MARIADB = {"host": "127.0.0.1", "port": 3306, "user": "root", "password": ""}
 # Each test session gets its own MariaDB database and Redis database number, so that
 # concurrent runs on one machine (developers, CI) never consume each other's jobs.
 TEST_DB = f"sunrise_test_{os.getpid()}"
@@ -36,25 +36,10 @@ def _require_services() -> None:
 
 
 @pytest.fixture(scope="session")
-def database_url() -> str:
+def database_url() -> Iterator[str]:
     _require_services()
-    conn = pymysql.connect(**MARIADB, autocommit=True)
-    with conn.cursor() as cur:
-        cur.execute(f"DROP DATABASE IF EXISTS `{TEST_DB}`")
-        cur.execute(f"CREATE DATABASE `{TEST_DB}` CHARACTER SET utf8mb4")
-    conn.close()
-    url = f"mysql+pymysql://root@127.0.0.1:3306/{TEST_DB}"
-    from shared.migrate import upgrade
-
-    upgrade(url)
-    yield url
-    from shared.db import engine_for
-
-    engine_for(url).dispose()
-    conn = pymysql.connect(**MARIADB, autocommit=True)
-    with conn.cursor() as cur:
-        cur.execute(f"DROP DATABASE IF EXISTS `{TEST_DB}`")
-    conn.close()
+    yield create_database(TEST_DB)
+    drop_database(TEST_DB)
 
 
 @pytest.fixture(scope="session")

@@ -12,11 +12,10 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 
-import pymysql
 import pytest
 
 from shared.config import Settings
-from tests.conftest import MARIADB
+from tests.utils.mariadb import MARIADB, create_database, drop_database
 from tests.utils.sunrise_processes import Launcher, RedisServer
 from tests.utils.tcp_proxy import TcpProxy
 
@@ -26,23 +25,8 @@ FAULT_DB = f"sunrise_fault_{os.getpid()}"
 @pytest.fixture(scope="session")
 def fault_database_url(database_url) -> Iterator[str]:
     """A migrated MariaDB database for these tests alone (dropped at the end)."""
-    conn = pymysql.connect(**MARIADB, autocommit=True)
-    with conn.cursor() as cur:
-        cur.execute(f"DROP DATABASE IF EXISTS `{FAULT_DB}`")
-        cur.execute(f"CREATE DATABASE `{FAULT_DB}` CHARACTER SET utf8mb4")
-    conn.close()
-    url = f"mysql+pymysql://root@127.0.0.1:3306/{FAULT_DB}"
-    from shared.migrate import upgrade
-
-    upgrade(url)
-    yield url
-    from shared.db import engine_for
-
-    engine_for(url).dispose()
-    conn = pymysql.connect(**MARIADB, autocommit=True)
-    with conn.cursor() as cur:
-        cur.execute(f"DROP DATABASE IF EXISTS `{FAULT_DB}`")
-    conn.close()
+    yield create_database(FAULT_DB)
+    drop_database(FAULT_DB)
 
 
 @pytest.fixture
