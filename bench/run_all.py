@@ -5,8 +5,9 @@
 Figures run one after another (they would disturb each other's timings otherwise).
 A bench that fails is reported in the table and the run goes on; the exit status is
 1 if any bench failed, 0 otherwise (a missed target is a finding, not a failure).
-The raw results also go to ``var/bench-results.json``; with ``--only``, the figures not
-run keep their results from there (each figure says when it was measured).
+The raw results also go to ``bench/results.json`` (committed, so that any clone can
+re-measure one figure); with ``--only``, the figures not run keep their results from
+there (each figure says when it was measured). Smoke runs keep theirs under ``var/``.
 """
 from __future__ import annotations
 
@@ -75,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", default="", help="comma-separated bench names")
     parser.add_argument("--output", type=Path, default=PROJECT_ROOT / "BENCHMARKS.md")
     parser.add_argument("--raw", type=Path, default=None,
-                        help="raw results JSON (default var/bench-results[-smoke].json)")
+                        help="raw results JSON (default bench/results.json; smoke: var/bench-results-smoke.json)")
     parser.add_argument("--render-only", action="store_true",
                         help="rewrite the report from the raw results (after editing "
                              "bench/findings.py), measuring nothing")
@@ -87,8 +88,8 @@ def main(argv: list[str] | None = None) -> int:
 
     names = [n for n in BENCHES if not args.only or n in args.only.split(",")]
     started, before = dt.datetime.now(dt.UTC), report.machine()
-    raw_path = args.raw or VAR_DIR / ("bench-results-smoke.json" if args.smoke
-                                      else "bench-results.json")
+    raw_path = args.raw or (VAR_DIR / "bench-results-smoke.json" if args.smoke
+                            else PROJECT_ROOT / "bench" / "results.json")
     if args.render_only:
         raw = _load(raw_path)
         report.write(args.output, report.render(
