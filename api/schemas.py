@@ -42,11 +42,26 @@ class JobAccepted(BaseModel):
     links: Links
 
 
+class UnsupportedFigure(BaseModel):
+    text: str = Field(description="The figure as written in answer_text.")
+    position: int = Field(description="Its offset in answer_text, in characters (code points).")
+
+
+class NumbersCheck(BaseModel):
+    """Every figure of the answer text matched against the job's query results."""
+
+    checked: int = Field(description="Figures found in answer_text and checked.")
+    unsupported: list[UnsupportedFigure] = Field(
+        description="Figures not found in any query result the model saw.")
+
+
 class JobResult(BaseModel):
     answer_text: str
     charts: list[dict[str, Any]]
     parse_path: Literal["direct", "fenced", "anchored", "raw", "truncated"] | None
     truncated: bool
+    numbers: NumbersCheck | None = Field(
+        description="The faithfulness check of answer_text (null for answers older than it).")
 
 
 class JobUsage(BaseModel):
@@ -108,6 +123,8 @@ class MessageOut(BaseModel):
     role: Literal["user", "assistant"]
     text: str
     charts: list[dict[str, Any]] | None
+    numbers: NumbersCheck | None = Field(
+        default=None, description="An answer's faithfulness check, as in its job's result.")
     job_id: str | None
     created_at: str | None
 

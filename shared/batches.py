@@ -24,7 +24,16 @@ from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
 from shared.job_view import USAGE_FIELDS, iso
-from shared.models import TERMINAL_STATUSES, Batch, Conversation, Job, Message, new_id, utcnow
+from shared.models import (
+    TERMINAL_STATUSES,
+    Batch,
+    Conversation,
+    Job,
+    Message,
+    ToolCall,
+    new_id,
+    utcnow,
+)
 from shared.queue import REPORTS_QUEUE
 
 HELD = dt.datetime(9999, 12, 31)
@@ -176,3 +185,22 @@ def load_view(s: Session, batch: Batch) -> dict[str, Any]:
     """:func:`batch_view` with its figures read in ``s``."""
     return batch_view(batch, status_counts(s, batch.id), usage_totals(s, batch.id),
                       ordered_job_ids(s, batch.id))
+
+
+def answer_queries(s: Session, jobs: list[Job]) -> dict[str, list[dict[str, Any]]]:
+    """The queries each job's last attempt ran successfully, by job id, in query-id
+    order: ``[{"query_id", "sql", "rows"}]`` (a statement repeated from the per-job
+    cache appears once). What an answer's figures and charts come from."""
+    attempts = {job.id: job.attempt for job in jobs}
+    found: dict[str, dict[int, dict[str, Any]]] = {job_id: {} for job_id in attempts}
+    if not attempts:
+        return {}
+    rows = s.execute(select(ToolCall.job_id, ToolCall.attempt, ToolCall.query_id, ToolCall.sql,
+                            ToolCall.rows)
+                     .where(ToolCall.job_id.in_(list(attempts)), ToolCall.is_error.is_(False),
+                            ToolCall.query_id.is_not(None))
+                     .order_by(ToolCall.id))
+    for job_id, attempt, query_id, sql, total in rows:
+        if attempt == attempts[job_id]:
+            found[job_id].setdefault(query_id, {"query_id": query_id, "sql": sql, "rows": total})
+    return {job_id: [by_id[k] for k in sorted(by_id)] for job_id, by_id in found.items()}

@@ -36,6 +36,7 @@ def job_to_dict(job: Job) -> dict[str, Any]:
             "charts": job.charts or [],
             "parse_path": job.parse_path,
             "truncated": bool(job.truncated),
+            "numbers": job.numbers,
         }
     error = {"code": job.error_code, "message": job.error_message} if job.error_code else None
     return {

@@ -61,6 +61,15 @@ class Metrics:
             buckets=ROUND_BUCKETS, **r)
         self.parse_paths = Counter(
             "sunrise_answer_parse_path", "How the final answer JSON was recovered.", ["path"], **r)
+        self.numbers_checked = Counter(
+            "sunrise_answer_numbers_checked",
+            "Figures in answer texts checked against the job's query results.", **r)
+        self.numbers_unsupported = Counter(
+            "sunrise_answer_numbers_unsupported",
+            "Figures in answer texts not found in any query result the model saw.", **r)
+        self.answers_flagged = Counter(
+            "sunrise_answers_with_unsupported_numbers",
+            "Answers holding at least one figure no query result supports.", **r)
         self.sql_queries = Counter(
             "sunrise_sql_queries", "SQL statements executed against DuckDB.", **r)
         self.sql_cache_hits = Counter(
@@ -95,6 +104,12 @@ class Metrics:
                 self.job_errors.labels(job.error_code).inc()
             if job.parse_path:
                 self.parse_paths.labels(job.parse_path).inc()
+            if job.numbers:
+                unsupported = len(job.numbers.get("unsupported") or [])
+                self.numbers_checked.inc(job.numbers.get("checked") or 0)
+                self.numbers_unsupported.inc(unsupported)
+                if unsupported:
+                    self.answers_flagged.inc()
             _observe_between(self.queue_wait, job.created_at, job.started_at)
             _observe_between(self.total_time, job.created_at, job.finished_at)
             self.run_time.observe((job.wall_ms or 0) / 1000)

@@ -161,6 +161,8 @@ class Job(UsageColumns, Base):
     charts: Mapped[list[dict[str, Any]] | None] = mapped_column(JSON, nullable=True)
     parse_path: Mapped[str | None] = mapped_column(String(16), nullable=True)
     truncated: Mapped[bool] = mapped_column(Boolean, default=False)
+    # The faithfulness check of answer_text (worker/number_check.py).
+    numbers: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     error_code: Mapped[str | None] = mapped_column(String(64), nullable=True)
     error_message: Mapped[str | None] = mapped_column(Text, nullable=True)
 

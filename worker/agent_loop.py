@@ -19,6 +19,7 @@ from shared.errors import JobCancelled, JobFailure
 from worker.answer_stream import AnswerStreamer
 from worker.charts import bind_charts
 from worker.extract_answer import ExtractedAnswer, extract_answer, truncated_answer
+from worker.number_check import Evidence, check_numbers
 from worker.sql_sandbox import QueryResult, SqlSandbox
 from worker.system_prompt import EXECUTE_SQL_TOOL, system_blocks
 from worker.tool_result import text_for_model
@@ -55,6 +56,8 @@ class LoopOutcome:
     truncated: bool
     stats: LoopStats
     warnings: list[str]
+    # The faithfulness check of answer_text: {"checked": n, "unsupported": [...]}.
+    numbers: dict = dataclasses.field(default_factory=lambda: {"checked": 0, "unsupported": []})
 
 
 class AgentLoop:
@@ -86,6 +89,8 @@ class AgentLoop:
         self._sql_cache: dict[str, QueryResult] = {}
         self._results: dict[int, QueryResult] = {}
         self._next_query_id = 1
+        # What the model has seen, for the faithfulness check of its answer.
+        self._evidence = Evidence()
 
     def run(self, history: list[dict], question: str) -> LoopOutcome:
         """Answer ``question`` after ``history`` (role + text turns, oldest first).
@@ -94,6 +99,7 @@ class AgentLoop:
         partial figures either way.
         """
         messages: list[dict] = [*history, {"role": "user", "content": question}]
+        self.note_context(messages)
         round_no = 0
         while True:
             self._check_boundary(round_no)
@@ -163,6 +169,12 @@ class AgentLoop:
         self.hooks.on_llm_call(round_no, usage, message.stop_reason, ms)
         return message
 
+    def note_context(self, messages: list[dict]) -> None:
+        """Figures in the question and earlier turns count as seen by the model."""
+        for message in messages:
+            if isinstance(message["content"], str):
+                self._evidence.add_context(message["content"])
+
     def _with_breakpoint(self, messages: list[dict]) -> list[dict]:
         """Mark the newest message as a cache breakpoint so the next round reads it back."""
         if not self.settings.cache_messages:
@@ -182,12 +194,16 @@ class AgentLoop:
             if block.type != "tool_use":
                 continue
             result = self._execute(block, round_no)
+            text = text_for_model(result, self.settings.tool_result_format,
+                                  self.settings.tool_result_max_rows)
+            if not result.is_error:
+                self._evidence.add_tool_result(text)
+                self._evidence.add_context(result.sql)
             results.append(
                 {
                     "type": "tool_result",
                     "tool_use_id": block.id,
-                    "content": text_for_model(result, self.settings.tool_result_format,
-                                              self.settings.tool_result_max_rows),
+                    "content": text,
                     **({"is_error": True} if result.is_error else {}),
                 }
             )
@@ -242,6 +258,7 @@ class AgentLoop:
             truncated=answer.parse_path == "truncated",
             stats=self.stats,
             warnings=bound.warnings,
+            numbers=check_numbers(bound.answer_text, self._evidence),
         )
 
 

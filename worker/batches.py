@@ -107,7 +107,8 @@ class BatchCoordinator:
                 logger.info("batch %s: %d jobs still open; not assembling yet", batch_id,
                             len(open_jobs))
                 return batch.status
-            document = build_document(batch, jobs, self.settings.price_for)
+            document = build_document(batch, jobs, self.settings.price_for,
+                                      batch_rows.answer_queries(s, jobs))
         self._fill_from_cache(document)
         charts = render_charts(document)
         blob = pack(document)

@@ -59,6 +59,7 @@ class _BatchedLoop(AgentLoop):
         self.system = [{**block, "cache_control": ONE_HOUR} for block in self.system]
         self.job = job
         self.messages: list[dict] = [*history, {"role": "user", "content": job.message}]
+        self.note_context(self.messages)
         self.round_no = 0
         self.retries = 0
         self.started = time.perf_counter()
@@ -229,9 +230,7 @@ class EconomyBatch:
             return False
         if outcome is None:
             return True
-        self.runner.complete(loop.job, Finish(
-            "succeeded", answer_text=outcome.answer_text, charts=outcome.charts,
-            parse_path=outcome.parse_path, truncated=outcome.truncated), loop.stats, loop.started)
+        self.runner.complete(loop.job, Finish.answered(outcome), loop.stats, loop.started)
         return False
 
     def _retry(self, loop: _BatchedLoop, result) -> bool:

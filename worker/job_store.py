@@ -65,6 +65,14 @@ class Finish:
     error_code: str | None = None
     error_message: str | None = None
     usage: dict = dataclasses.field(default_factory=dict)
+    numbers: dict | None = None
+
+    @classmethod
+    def answered(cls, outcome) -> Finish:
+        """The successful finish of an agent loop's ``LoopOutcome``."""
+        return cls("succeeded", answer_text=outcome.answer_text, charts=outcome.charts,
+                   parse_path=outcome.parse_path, truncated=outcome.truncated,
+                   numbers=outcome.numbers)
 
 
 _jobs = Job.__table__
@@ -181,7 +189,8 @@ class JobStore:
                 "b_job_id": job.id, "b_attempt": job.attempt,
                 "status": outcome.status, "answer_text": outcome.answer_text,
                 "charts": outcome.charts, "parse_path": outcome.parse_path,
-                "truncated": outcome.truncated, "error_code": outcome.error_code,
+                "truncated": outcome.truncated, "numbers": outcome.numbers,
+                "error_code": outcome.error_code,
                 "error_message": outcome.error_message, "finished_at": now,
                 "heartbeat_at": now, **outcome.usage,
             }).rowcount

@@ -113,8 +113,7 @@ class JobRunner:
                              system_prompt=self.system_prompt(), hooks=_Hooks(self, job),
                              model=job.model)
             outcome = loop.run(history, job.message)
-            finish = Finish("succeeded", answer_text=outcome.answer_text, charts=outcome.charts,
-                            parse_path=outcome.parse_path, truncated=outcome.truncated)
+            finish = Finish.answered(outcome)
         except JobCancelled:
             finish = Finish("cancelled", error_code="cancelled",
                             error_message="The job was cancelled at your request.")

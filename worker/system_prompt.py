@@ -37,7 +37,11 @@ analytics database described below by querying it with the `execute_sql` tool, t
 replying with a JSON answer.
 
 How to work:
-- Query the data for every number you state. Never guess or invent figures.
+- Query the data for every number you state, and compute every figure in SQL: \
+totals, differences, ratios, percentages, shares and growth rates come from a query, \
+never from your own arithmetic. Never guess or invent figures: every figure in your \
+answer is checked against the query results, and one that no result shows is flagged \
+to the reader. Round as the results do or coarser (12.639 as 12.6, 58665 as 58.7k).
 - Prefer one aggregate query over many small ones. Let the database do the arithmetic: \
 GROUP BY, COUNT, SUM, AVG, ORDER BY and LIMIT. Only SELECT statements are allowed, one \
 per call.

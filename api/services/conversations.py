@@ -76,11 +76,13 @@ def get_conversation(svc: Services, tenant_id: int, conversation_id: str) -> dic
     """The conversation and its messages, oldest first; raises NotFound."""
     with svc.session() as s:
         c = _owned(s, tenant_id, conversation_id)
-        messages = s.scalars(select(Message).where(Message.conversation_id == c.id)
-                             .order_by(Message.id)).all()
+        rows = s.execute(
+            select(Message, Job.numbers)
+            .outerjoin(Job, (Job.id == Message.job_id) & (Message.role == "assistant"))
+            .where(Message.conversation_id == c.id).order_by(Message.id)).all()
         return {**_summary(c), "messages": [
-            {"role": m.role, "text": m.text, "charts": m.charts, "job_id": m.job_id,
-             "created_at": iso(m.created_at)} for m in messages]}
+            {"role": m.role, "text": m.text, "charts": m.charts, "numbers": numbers,
+             "job_id": m.job_id, "created_at": iso(m.created_at)} for m, numbers in rows]}
 
 
 def delete_conversation(svc: Services, tenant_id: int, conversation_id: str) -> None:

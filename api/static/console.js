@@ -177,7 +177,7 @@ async function openConversation(id) {
     } else {
       const bubble = el("div", { class: "bubble assistant answer", "data-testid": "message-assistant" });
       ui.history.append(bubble);
-      renderAnswer(bubble, msg.text, msg.charts || []);
+      renderAnswer(bubble, msg.text, msg.charts || [], { numbers: msg.numbers });
     }
   }
   ui.thread.scrollTop = ui.thread.scrollHeight;
@@ -239,7 +239,8 @@ function showFinal(job, final) {
   const result = final.result || {};
   const sqlFor = (queryId) => job.sql.get(queryId);
   if (final.status === "succeeded") {
-    renderAnswer(ui.answer, result.answer_text || "", result.charts || [], { sqlFor }).then(scrollToEnd);
+    renderAnswer(ui.answer, result.answer_text || "", result.charts || [], { sqlFor, numbers: result.numbers })
+      .then(scrollToEnd);
     if (result.truncated) {
       ui.answer.append(el("p", { class: "muted" }, "The answer was cut short; try a narrower question."));
     }

@@ -27,17 +27,55 @@ export const fmtUsd = (n) => (n === null || n === undefined ? "–" : `$${Number
 export const fmtMs = (ms) =>
   ms === null || ms === undefined ? "–" : ms >= 1000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms)} ms`;
 
+// Unsupported figures travel through the text between these two private-use
+// characters (see markFigures) until they become marked spans.
+const MARK_OPEN = "\uE000";
+const MARK_CLOSE = "\uE001";
+const MARKED = /\uE000([^\uE001]*)\uE001/g;
+export const NOT_FOUND = "not found in any query result";
+
+/**
+ * `text` with every figure of the faithfulness check that no query result supports
+ * (`numbers.unsupported`, positions in code points) between the two markers. A
+ * figure whose position no longer matches the text is left unmarked.
+ */
+function markFigures(text, numbers) {
+  const figures = [...((numbers && numbers.unsupported) || [])].sort((a, b) => b.position - a.position);
+  if (!figures.length) return text;
+  const chars = Array.from(text);
+  for (const figure of figures) {
+    const length = Array.from(figure.text).length;
+    if (chars.slice(figure.position, figure.position + length).join("") !== figure.text) continue;
+    chars.splice(figure.position + length, 0, MARK_CLOSE);
+    chars.splice(figure.position, 0, MARK_OPEN);
+  }
+  return chars.join("");
+}
+
+/** Plain text, with marked figures as subtly underlined spans carrying a tooltip. */
+function marked(text) {
+  const parts = [];
+  let last = 0;
+  for (const m of text.matchAll(MARKED)) {
+    if (m.index > last) parts.push(text.slice(last, m.index));
+    parts.push(el("span", { class: "unsupported-figure", title: NOT_FOUND, "data-testid": "unsupported-figure" }, m[1]));
+    last = m.index + m[0].length;
+  }
+  if (last < text.length) parts.push(text.slice(last));
+  return parts;
+}
+
 /** `**bold**` and `code` inside one line of already-plain text. */
 function inline(line) {
   const parts = [];
   const pattern = /\*\*([^*]+)\*\*|`([^`]+)`/g;
   let last = 0;
   for (const m of line.matchAll(pattern)) {
-    if (m.index > last) parts.push(line.slice(last, m.index));
-    parts.push(m[1] !== undefined ? el("strong", {}, m[1]) : el("code", {}, m[2]));
+    if (m.index > last) parts.push(...marked(line.slice(last, m.index)));
+    parts.push(m[1] !== undefined ? el("strong", {}, marked(m[1])) : el("code", {}, marked(m[2])));
     last = m.index + m[0].length;
   }
-  if (last < line.length) parts.push(line.slice(last));
+  if (last < line.length) parts.push(...marked(line.slice(last)));
   return parts;
 }
 
@@ -170,10 +208,11 @@ function chartFigure(chart, index, sqlFor, pending) {
  * Replace `container`'s content with the rendered answer. `container` must be
  * in the document (vega-embed measures it). While `streaming`, chart tokens
  * become placeholders and a half-written token at the end is hidden.
- * `sqlFor(query_id)` returns the SQL seen for a query, if any.
+ * `sqlFor(query_id)` returns the SQL seen for a query, if any. `numbers` is the
+ * answer's faithfulness check: its unsupported figures get a subtle mark.
  */
-export function renderAnswer(container, text, charts = [], { sqlFor = null, streaming = false } = {}) {
-  let body = text || "";
+export function renderAnswer(container, text, charts = [], { sqlFor = null, streaming = false, numbers = null } = {}) {
+  let body = markFigures(text || "", numbers);
   if (streaming) body = body.replace(/\{\{[^}]*\}?$/, "");
   charts = charts || [];
   const pending = [];

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 import zlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
@@ -35,11 +35,15 @@ def standard_cost(job: Job, price: ModelPrice) -> Decimal:
 
 
 def build_document(batch: Batch, jobs: Sequence[Job],
-                   price_for: Callable[[str], ModelPrice]) -> dict[str, Any]:
-    """The report of ``batch`` from its ``jobs`` (any order; sorted by batch index).
+                   price_for: Callable[[str], ModelPrice],
+                   queries: Mapping[str, list[dict[str, Any]]] | None = None) -> dict[str, Any]:
+    """The report of ``batch`` from its ``jobs`` (any order; sorted by batch index) and
+    the ``queries`` each answer ran (by job id, see ``shared.batches.answer_queries``).
 
     Pure: reads the rows, writes nothing. Charts carry no SVG yet (see chart_svg).
     """
+    queries = queries or {}
+    numbers = {"checked": 0, "unsupported": 0, "answers_flagged": 0}
     questions = []
     totals: dict[str, Any] = dict.fromkeys(USAGE_FIELDS, 0)
     totals["cost_usd"] = Decimal(0)
@@ -53,6 +57,10 @@ def build_document(batch: Batch, jobs: Sequence[Job],
         standard = standard_cost(job, price_for(job.model))
         standard_total += standard
         counts[job.status if job.status in counts else "unfinished"] += 1
+        if job.numbers:
+            numbers["checked"] += job.numbers.get("checked") or 0
+            numbers["unsupported"] += len(job.numbers.get("unsupported") or [])
+            numbers["answers_flagged"] += bool(job.numbers.get("unsupported"))
         questions.append({
             "index": job.batch_index,
             "job_id": job.id,
@@ -63,6 +71,8 @@ def build_document(batch: Batch, jobs: Sequence[Job],
             "charts": list(job.charts or []),
             "parse_path": job.parse_path,
             "truncated": bool(job.truncated),
+            "numbers": job.numbers,
+            "queries": queries.get(job.id, []),
             "error": ({"code": job.error_code, "message": job.error_message}
                       if job.error_code else None),
             "usage": usage,
@@ -96,6 +106,7 @@ def build_document(batch: Batch, jobs: Sequence[Job],
         "cache_hit_ratio": round(totals["cache_read_tokens"] / seen, 4) if seen else None,
         "standard_cost_usd": float(round(standard_total, 8)),
         "economy": economy,
+        "numbers": numbers,
         "questions": questions,
     }
 
@@ -104,11 +115,12 @@ def answer_segments(question: dict[str, Any]) -> Iterator[tuple[str, Any]]:
     """The answer as ``("text", str)`` and ``("chart", chart)`` pieces in reading order.
 
     A ``{{chart:N}}`` token becomes its chart; charts no token placed follow the text,
-    so none is lost; tokens naming no chart are dropped.
+    so none is lost; tokens naming no chart are dropped. Unsupported figures in the
+    text come between ``MARK_OPEN`` and ``MARK_CLOSE`` (see :func:`mark_unsupported`).
     """
     charts = question.get("charts") or []
     placed: set[int] = set()
-    text = question.get("answer_text") or ""
+    text = mark_unsupported(question.get("answer_text") or "", question.get("numbers"))
     position = 0
     for match in CHART_TOKEN.finditer(text):
         if match.start() > position:
@@ -123,6 +135,35 @@ def answer_segments(question: dict[str, Any]) -> Iterator[tuple[str, Any]]:
     for index, chart in enumerate(charts):
         if index not in placed:
             yield "chart", chart
+
+
+MARK_OPEN, MARK_CLOSE = "\ue000", "\ue001"
+NOT_FOUND = "not found in any query result"
+
+
+def mark_unsupported(text: str, numbers: dict[str, Any] | None) -> str:
+    """``text`` with each unsupported figure of ``numbers`` (the faithfulness check)
+    between ``MARK_OPEN`` and ``MARK_CLOSE``, for a renderer to style. A figure whose
+    position no longer matches the text is left unmarked."""
+    figures = sorted((numbers or {}).get("unsupported") or [],
+                     key=lambda f: f["position"], reverse=True)
+    for figure in figures:  # from the end, so earlier positions stay valid
+        start, written = figure["position"], figure["text"]
+        if text[start:start + len(written)] == written:
+            text = (text[:start] + MARK_OPEN + written + MARK_CLOSE
+                    + text[start + len(written):])
+    return text
+
+
+def numbers_sentence(numbers: dict[str, Any] | None) -> str:
+    """One line about an answer's faithfulness check (empty when it has none)."""
+    if not numbers:
+        return ""
+    bad = [f["text"] for f in numbers.get("unsupported") or []]
+    checked = numbers.get("checked") or 0
+    if not bad:
+        return f"Every figure ({checked}) checked against the query results." if checked else ""
+    return (f"{len(bad)} of {checked} figures {NOT_FOUND}: {', '.join(bad)}.")
 
 
 def pack(document: dict[str, Any]) -> bytes:

@@ -5,7 +5,13 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from shared.reports.document import answer_segments
+from shared.reports.document import (
+    MARK_CLOSE,
+    MARK_OPEN,
+    NOT_FOUND,
+    answer_segments,
+    numbers_sentence,
+)
 from shared.reports.formatting import (
     counts_sentence,
     fmt_int,
@@ -36,6 +42,8 @@ figure{margin:12px 0;overflow-x:auto}figcaption{font-weight:600;margin-bottom:4p
 figure svg{max-width:100%;height:auto}
 .error{border-left:4px solid #d92d20;background:#fef3f2;padding:8px 12px}
 .note{border-left:4px solid #12b76a;background:#ecfdf3;padding:8px 12px}
+mark.unsupported{background:none;color:inherit;text-decoration:underline dotted #d92d20;
+text-underline-offset:3px;cursor:help}
 """
 
 
@@ -71,6 +79,11 @@ def _summary(document: dict[str, Any]) -> str:
          (f"{fmt_int(usage['cache_read_tokens'])} read, "
           f"{fmt_int(usage['cache_creation_tokens'])} written")),
     ]
+    numbers = document.get("numbers")
+    if numbers and numbers["checked"]:
+        cards.append(("Figures checked", fmt_int(numbers["checked"]),
+                      f"{fmt_int(numbers['unsupported'])} {NOT_FOUND} "
+                      f"({fmt_int(numbers['answers_flagged'])} answers)"))
     if document.get("economy"):
         economy = document["economy"]
         cards.append(("Economy saving", fmt_usd(economy["saving_usd"]),
@@ -113,6 +126,8 @@ def _question(q: dict[str, Any]) -> str:
     if q["status"] == "succeeded":
         for kind, value in answer_segments(q):
             body.append(_text(value) if kind == "text" else _figure(value))
+        if sentence := numbers_sentence(q.get("numbers")):
+            body.append(f'<p class="muted">{escape(sentence)}</p>')
     if q.get("error"):
         body.append(f'<p class="error"><b>{escape(q["status"].capitalize())}</b> '
                     f"({escape(q['error']['code'] or '')}): "
@@ -123,7 +138,12 @@ def _question(q: dict[str, Any]) -> str:
 
 def _text(text: str) -> str:
     paragraphs = [p.strip() for p in text.split("\n\n") if p.strip()]
-    return "".join(f"<p>{escape(p).replace(chr(10), '<br>')}</p>" for p in paragraphs)
+    return "".join(f"<p>{_marked(escape(p)).replace(chr(10), '<br>')}</p>" for p in paragraphs)
+
+
+def _marked(html: str) -> str:
+    return (html.replace(MARK_OPEN, f'<mark class="unsupported" title="{NOT_FOUND}">')
+            .replace(MARK_CLOSE, "</mark>"))
 
 
 def _figure(chart: dict[str, Any]) -> str:

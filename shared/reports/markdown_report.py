@@ -5,7 +5,13 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from shared.reports.document import answer_segments
+from shared.reports.document import (
+    MARK_CLOSE,
+    MARK_OPEN,
+    NOT_FOUND,
+    answer_segments,
+    numbers_sentence,
+)
 from shared.reports.formatting import (
     counts_sentence,
     fmt_int,
@@ -31,7 +37,8 @@ def render_markdown(document: dict[str, Any]) -> str:
         (f"- Cache hit ratio: **{fmt_pct(document['cache_hit_ratio'])}** "
          f"({fmt_int(usage['cache_read_tokens'])} tokens read from the prompt cache, "
          f"{fmt_int(usage['cache_creation_tokens'])} written)"),
-        f"- {saving_sentence(document)}", "",
+        f"- {saving_sentence(document)}",
+        *_numbers_line(document.get("numbers")), "",
         "| # | Question | Status | Input | Output | Cache read | Cache write | Cost |",
         "|---:|---|---|---:|---:|---:|---:|---:|",
     ]
@@ -46,13 +53,23 @@ def render_markdown(document: dict[str, Any]) -> str:
         lines += ["", f"## {q['index'] + 1}. {_inline(q['question'])}", ""]
         if q["status"] == "succeeded":
             for kind, value in answer_segments(q):
-                lines += [_escape(value).strip(), ""] if kind == "text" else _chart(value)
+                lines += [_marked(_escape(value)).strip(), ""] if kind == "text" else _chart(value)
+            if sentence := numbers_sentence(q.get("numbers")):
+                lines += [f"_{_inline(sentence)}_", ""]
         if q.get("error"):
             error = q["error"]
             lines += [(f"> **{q['status'].capitalize()}** (`{error['code']}`): "
                        f"{_inline(error['message'] or '')}"), ""]
         lines.append(f"_{usage_line(q['usage'])}_")
     return "\n".join(lines) + "\n"
+
+
+def _numbers_line(numbers: dict[str, Any] | None) -> list[str]:
+    if not numbers or not numbers["checked"]:
+        return []
+    return [f"- Figures checked against the query results: **{fmt_int(numbers['checked'])}**, "
+            f"{fmt_int(numbers['unsupported'])} {NOT_FOUND} "
+            f"({fmt_int(numbers['answers_flagged'])} answers)"]
 
 
 def _chart(chart: dict[str, Any]) -> list[str]:
@@ -69,6 +86,11 @@ def _chart(chart: dict[str, Any]) -> list[str]:
     if len(rows) > TABLE_ROWS_SHOWN:
         table.append(f"\n_First {TABLE_ROWS_SHOWN} of {len(rows)} rows._")
     return [*table, ""]
+
+
+def _marked(text: str) -> str:
+    # An unsupported figure keeps its text and gains a warning sign after it.
+    return text.replace(MARK_OPEN, "").replace(MARK_CLOSE, "\u00a0\u26a0")
 
 
 def _escape(text: str) -> str:

@@ -150,6 +150,15 @@ def test_markdown_json_and_csv_reports(finished_batch):
     assert document["usage"]["cost_usd"] == pytest.approx(
         sum(q["usage"]["cost_usd"] for q in document["questions"]))
     assert 0.5 < document["cache_hit_ratio"] <= 1
+    # Each answer names the queries behind it, and the offline analyst's figures all
+    # come from them.
+    (query,) = first["queries"]
+    assert query["query_id"] == first["charts"][0]["query_id"] == 1
+    assert query["sql"] == first["charts"][0]["sql"] and query["rows"] == 16
+    assert failed["queries"] == [] and failed["numbers"] is None
+    answered = [q for q in document["questions"] if q["status"] == "succeeded"]
+    assert document["numbers"]["checked"] == sum(q["numbers"]["checked"] for q in answered) > 49
+    assert document["numbers"]["unsupported"] == document["numbers"]["answers_flagged"] == 0
 
     rows = list(csv.DictReader(io.StringIO(reports["csv"].get_data(as_text=True))))
     carriers = [r for r in rows if r["question_index"] == "1" and r["column"] == "flights"]

@@ -3,6 +3,7 @@ ask a question, watch it live, read an answer with a rendered chart, switch conv
 """
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -95,4 +96,35 @@ def test_conversations_can_be_switched(page, live_api, console_key, fake_llm):
     history.locator("[data-testid=message-user]", has_text=SECOND_QUESTION).wait_for()
     assert QUESTION not in history.inner_text()
     save_screenshot(page, "conversation-switched")
+    assert page.console_errors == []
+
+
+def test_a_figure_no_query_supports_is_marked_with_its_reason(page, live_api, console_key,
+                                                              fake_llm, sample_query):
+    by_carrier = "SELECT carrier, count(*) AS flights FROM flights GROUP BY 1 ORDER BY 2 DESC"
+    (top_carrier, top_flights), *_ = sample_query(by_carrier)
+    answer_text = (f"**{top_carrier}** flew {top_flights:,} flights, about 12,345 more than "
+                   "the next carrier. {{chart:0}}")
+    scenario = fake_llm.scenario("console-numbers", [
+        {"tool_calls": [{"sql": by_carrier}]},
+        {"text": json.dumps({"answerText": answer_text, "charts": [
+            {"type": "bar", "title": "Flights", "query_id": 1, "x": "carrier",
+             "y": ["flights"]}]})},
+    ])
+    console = ConsolePage(page, live_api.base_url).open(console_key)
+    console.ask(f"{scenario} How many flights did each carrier fly?")
+    answer = console.wait_for_answer()
+
+    marks = answer.locator("[data-testid=unsupported-figure]")
+    assert marks.count() == 1
+    assert marks.first.inner_text() == "12,345"
+    assert marks.first.get_attribute("title") == "not found in any query result"
+    assert f"{top_flights:,}" in answer.inner_text()  # supported: shown plainly
+
+    # The mark survives a reload of the conversation from its history.
+    page.click("#new-conversation")
+    page.locator("[data-testid=conversation-item]", has_text="each carrier") \
+        .locator("[data-testid=open-conversation]").first.click()
+    history = page.locator("#history")
+    history.locator("[data-testid=unsupported-figure]", has_text="12,345").wait_for()
     assert page.console_errors == []

@@ -1,0 +1,235 @@
+"""Figures written in prose: where they are, what they say, and how precisely.
+
+:func:`find_figures` reads text the way a person does and returns every figure
+in it with its exact span: integers, decimals, thousands separators (``58,665``,
+``58 665`` with a narrow or no-break space), ``%``/``percent``, ``k``/``M``/``bn``
+suffixes and ``thousand``/``million``/``billion`` words, negative numbers
+(``-9.5``, ``−9.5``), currency (``$1.2M``, ``€40``, ``USD 12``), hedges
+(``about``, ``over``, ``nearly`` ...), ISO dates (``2013-07-04``), year-months,
+US dates (``7/4/2013``) and clock times (``17:05``).
+
+What is not a figure, and is skipped: ``{{chart:N}}`` tokens, query ids
+(``query 3``, ``query_id=3``), chart references, list markers at the start of a
+line (``1.``/``2)``), ranks (``#1``, ``3rd``) and identifiers that mix letters
+and digits (``N14228``, ``9E``, ``A320``, ``COVID-19``).
+
+Pure functions, no I/O.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+Kind = Literal["number", "year", "date", "time"]
+Hedge = Literal["about", "over", "under"]
+
+SCALE_WORDS = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12}
+# Attached suffixes. ``B``/``T`` only count after a currency sign ("$2B"); alone they
+# are too often part of a name.
+SUFFIXES = {"k": 1e3, "K": 1e3, "M": 1e6, "bn": 1e9, "Bn": 1e9}
+CURRENCY_SUFFIXES = {"B": 1e9, "T": 1e12, "m": 1e6}
+MINUS_SIGNS = "-\u2212"
+GROUP_SEPARATORS = ",\u00a0\u202f\u2009"
+
+_CHART_TOKEN = re.compile(r"\{\{\s*chart\s*:\s*\d+\s*\}\}", re.IGNORECASE)
+_DATE = re.compile(
+    r"(?<![\w.])(\d{4})-(\d{2})(?:-(\d{2})(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?)?(?![\w-])")
+_US_DATE = re.compile(r"(?<![\w./])(\d{1,2})/(\d{1,2})/(\d{4})(?![\w/])")
+_TIME = re.compile(r"(?<![\w.:])(\d{1,2}):(\d{2})(?::\d{2})?(?:\s?([ap])\.?m\.?)?(?![\w:])",
+                   re.IGNORECASE)
+_NUMBER = re.compile(
+    r"(?P<cur>(?:US|CA|AU)?\$|€|£|¥|(?:USD|EUR|GBP)\s?)?"
+    r"(?P<sign>[-\u2212])?"
+    r"(?P<cur2>\$|€|£|¥)?"
+    r"(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?(?!\d|,\d)"
+    r"|\d{1,3}(?:[\u00a0\u202f\u2009]\d{3})+(?:\.\d+)?(?!\d)"
+    r"|\d+(?:\.\d+)?|\.\d+)"
+)
+_AFTER = re.compile(
+    r"(?:(?P<times>[x×](?![A-Za-z]))"
+    r"|(?P<attached>bn|Bn|[kKMBTm](?![A-Za-z])|(?:st|nd|rd|th)(?![A-Za-z])|[A-Za-z_]+))?"
+    r"(?P<pct>\s?%|\s(?:percent|per\s?cent|percentage\s+points?|pp)\b)?"
+    r"(?P<word>\s(?:thousand|million|billion|trillion)\b)?",
+)
+_HEDGES: list[tuple[Hedge, re.Pattern]] = [
+    ("over", re.compile(r"(?:\b(?:over|above|exceeding|more\s+than|greater\s+than|at\s+least|"
+                        r"upwards\s+of|in\s+excess\s+of|north\s+of)|[>≥])\s*$", re.IGNORECASE)),
+    ("under", re.compile(r"(?:\b(?:under|below|nearly|almost|less\s+than|fewer\s+than|"
+                         r"up\s+to|at\s+most|shy\s+of)|[<≤])\s*$", re.IGNORECASE)),
+    ("about", re.compile(r"(?:\b(?:about|around|roughly|approximately|approx\.?|circa|some|"
+                         r"close\s+to|an\s+estimated|on\s+the\s+order\s+of)|[~≈])\s*$",
+                         re.IGNORECASE)),
+]
+_NOT_FIGURE_BEFORE = re.compile(
+    r"(?:\bquer(?:y|ies)(?:[\s_-]?ids?)?\s*(?:#|no\.?|number|=|:)?\s*"
+    r"(?:\d+\s*(?:,|and|&)\s*)*"
+    r"|\bcharts?\s*#?\s*|#\s*)$",
+    re.IGNORECASE)
+_LIST_MARKER_AFTER = re.compile(r"[.)]\s")
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One figure as written. ``value`` includes the scale (``58.7k`` -> 58700.0) and the
+    sign; a percentage keeps its written value (``12.3%`` -> 12.3, ``percent=True``).
+
+    ``decimals`` counts the digits written after the decimal point and
+    ``trailing_zeros`` the zeros ending an integer part written without them, which
+    together say how precisely the figure was given (see :meth:`unit`). ``iso`` is
+    the normalised ``YYYY-MM-DD``/``YYYY-MM`` of a date or ``HH:MM`` of a time.
+    """
+
+    text: str
+    start: int
+    value: float
+    kind: Kind = "number"
+    decimals: int = 0
+    trailing_zeros: int = 0
+    scale: float = 1.0
+    percent: bool = False
+    currency: str | None = None
+    hedge: Hedge | None = None
+    iso: str | None = None
+
+    @property
+    def end(self) -> int:
+        return self.start + len(self.text)
+
+    def unit(self) -> float:
+        """The step of the last digit written, in the figure's own units (``12.6`` ->
+        0.1, ``58.7k`` -> 100, ``59,000`` -> 1)."""
+        return 10.0 ** -self.decimals * self.scale
+
+
+def find_figures(text: str) -> list[Figure]:
+    """Every figure in ``text``, in reading order (see the module doc for what counts)."""
+    taken: list[tuple[int, int]] = [m.span() for m in _CHART_TOKEN.finditer(text)]
+    figures: list[Figure] = []
+    for figure in _dates_and_times(text):
+        if not _overlaps(taken, figure.start, figure.end):
+            figures.append(figure)
+            taken.append((figure.start, figure.end))
+    for match in _NUMBER.finditer(text):
+        if _overlaps(taken, match.start(), match.end()):
+            continue
+        figure = _number(text, match)
+        if figure is not None:
+            figures.append(figure)
+    return sorted(figures, key=lambda f: f.start)
+
+
+def parse_plain_number(text: str) -> float | None:
+    """``text`` as a number when it is one bare number (``58665``, ``-12.5``, ``1e+20``,
+    ``58,665``), else None. NaN and infinities are not numbers here."""
+    cleaned = text.strip().replace(",", "") if _looks_grouped(text.strip()) else text.strip()
+    try:
+        value = float(cleaned)
+    except ValueError:
+        return None
+    return value if value == value and abs(value) != float("inf") else None
+
+
+def _looks_grouped(text: str) -> bool:
+    return bool(re.fullmatch(r"[-\u2212]?\d{1,3}(?:,\d{3})+(?:\.\d+)?", text))
+
+
+def _overlaps(spans: list[tuple[int, int]], start: int, end: int) -> bool:
+    return any(start < s_end and s_start < end for s_start, s_end in spans)
+
+
+def _dates_and_times(text: str) -> list[Figure]:
+    found = []
+    for m in _DATE.finditer(text):
+        year, month, day = int(m.group(1)), int(m.group(2)), m.group(3)
+        iso = f"{m.group(1)}-{m.group(2)}" + (f"-{day}" if day else "")
+        if _valid_date(year, month, int(day) if day else 1):
+            found.append(Figure(m.group(0), m.start(), float(year), "date", iso=iso))
+    for m in _US_DATE.finditer(text):
+        month, day, year = int(m.group(1)), int(m.group(2)), int(m.group(3))
+        if _valid_date(year, month, day):
+            found.append(Figure(m.group(0), m.start(), float(year), "date",
+                                iso=f"{year:04d}-{month:02d}-{day:02d}"))
+    for m in _TIME.finditer(text):
+        hour, minute = int(m.group(1)), int(m.group(2))
+        meridiem = (m.group(3) or "").lower()
+        if meridiem == "p" and hour < 12:
+            hour += 12
+        elif meridiem == "a" and hour == 12:
+            hour = 0
+        if hour < 24 and minute < 60:
+            found.append(Figure(m.group(0), m.start(), float(hour * 100 + minute), "time",
+                                iso=f"{hour:02d}:{minute:02d}"))
+    return found
+
+
+def _valid_date(year: int, month: int, day: int) -> bool:
+    try:
+        dt.date(year, month, day)
+    except ValueError:
+        return False
+    return True
+
+
+def _number(text: str, m: re.Match) -> Figure | None:
+    start = m.start()
+    sign = m.group("sign")
+    currency = (m.group("cur") or m.group("cur2") or "").strip() or None
+    before = text[start - 1] if start else ""
+    if sign and not m.group("cur"):
+        # A minus right after a letter or digit is a hyphen: "COVID-19" (part of a
+        # name: skipped) or "10-20" (a range: the second number, unsigned).
+        if before.isalnum() or before == "_":
+            if before.isalpha() or before == "_":
+                return None
+            start, sign = m.start("num"), None
+            currency = None
+    elif before and (before.isalnum() or before in "_."):
+        return None  # "N14228", "v1.2"
+    num = m.group("num")
+    after = _AFTER.match(text, m.end())
+    attached = after.group("attached") or ""
+    scale = 1.0
+    if attached:
+        if attached in SUFFIXES:
+            scale = SUFFIXES[attached]
+        elif currency and attached in CURRENCY_SUFFIXES:
+            scale = CURRENCY_SUFFIXES[attached]
+        else:
+            return None  # an ordinal ("3rd"), a unit glued on, or an identifier ("9E")
+    word = (after.group("word") or "").strip().lower()
+    if word and not attached:
+        scale = SCALE_WORDS[word]
+    percent = bool(after.group("pct"))
+    end = after.end() if (attached or percent or word or after.group("times")) else m.end()
+    if _skipped_context(text, start, m.end()):
+        return None
+    digits = num.replace(",", "").translate({ord(c): None for c in GROUP_SEPARATORS})
+    value = float(digits)
+    if sign:
+        value = -value
+    integer, _, fraction = digits.partition(".")
+    trailing = len(integer) - len(integer.rstrip("0")) if not fraction and integer.strip("0") else 0
+    kind: Kind = "number"
+    if (re.fullmatch(r"\d{4}", num) and 1800 <= value <= 2100 and not (sign or currency or percent)
+            and scale == 1.0 and not after.group("times")):
+        kind = "year"
+    return Figure(text[start:end], start, value * scale, kind, len(fraction), trailing, scale,
+                  percent, currency, _hedge(text, start))
+
+
+def _skipped_context(text: str, start: int, end: int) -> bool:
+    """Query ids, chart references, ranks and list markers are labels, not figures."""
+    if _NOT_FIGURE_BEFORE.search(text, max(0, start - 40), start):
+        return True
+    line_start = text.rfind("\n", 0, start) + 1
+    return not text[line_start:start].strip() and bool(_LIST_MARKER_AFTER.match(text, end))
+
+
+def _hedge(text: str, start: int) -> Hedge | None:
+    window = text[max(0, start - 40):start]
+    for name, pattern in _HEDGES:
+        if pattern.search(window):
+            return name
+    return None
