@@ -110,6 +110,25 @@ Memory: the sandbox's growth is the same for 1 M and 3 M rows (only the capped
 chart rows are held), while the naive way grows with the result (≈ 0.5 GB per
 million rows of 11 columns).
 """,
+    "faithfulness": """
+**Both targets met on this corpus.** What the corpus is: 40 questions about the
+sample data whose SQL runs through the worker's sandbox, answered in the words and
+formats analysts use (`58,665` and `58.7k`, `17.4%` from a fraction, `about 55,000`,
+`over 300,000`, `9.5 minutes early` for -9.5, `7 pm` for hour 19, `12:01 am` for
+`dep_time` 1, dates, month names, markdown lists), two styles per figure. The
+first runs found real problems, now fixed: hedges read as strict bounds ("over 1,566
+flights" meaning *across*, "up to 38.85 million" for 38,851,317) and years
+("in 2013" with no query showing a year) flagged correct answers; `GROUP BY 1` and
+`round(x, 2)` lent their digits as evidence. Two corpus answers the check flagged were
+*wrong* as written (a total the writer added up himself, a time written `0:01 am`);
+the answers were corrected, not the check. What it misses: an altered figure that
+equals, after rounding, another value the results show (`336` when the results
+hold 336 for Airbus) -- no check on values alone can tell those apart. Small
+integers and one-decimal figures collide most. The corpus is ours, written from
+correct results; real answers also hold figures the model worked out itself (a
+difference, a ratio), which are flagged by design: the system prompt asks for every
+figure to come from SQL.
+""",
     "scaling": """
 Measured by `bench/scaling.py` (the operations issue owns it); included here as written.
 """,

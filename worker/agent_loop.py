@@ -18,6 +18,7 @@ from shared.config import Settings
 from shared.errors import JobCancelled, JobFailure
 from worker.answer_stream import AnswerStreamer
 from worker.charts import bind_charts
+from worker.data_years import data_years
 from worker.extract_answer import ExtractedAnswer, extract_answer, truncated_answer
 from worker.number_check import Evidence, check_numbers
 from worker.sql_sandbox import QueryResult, SqlSandbox
@@ -91,6 +92,7 @@ class AgentLoop:
         self._next_query_id = 1
         # What the model has seen, for the faithfulness check of its answer.
         self._evidence = Evidence()
+        self._evidence.add_years(data_years(sandbox))
 
     def run(self, history: list[dict], question: str) -> LoopOutcome:
         """Answer ``question`` after ``history`` (role + text turns, oldest first).
@@ -198,7 +200,7 @@ class AgentLoop:
                                   self.settings.tool_result_max_rows)
             if not result.is_error:
                 self._evidence.add_tool_result(text)
-                self._evidence.add_context(result.sql)
+                self._evidence.add_sql(result.sql)
             results.append(
                 {
                     "type": "tool_result",

@@ -11,16 +11,19 @@ figures -- allowing the rounding a person would do:
   that rounds to its last non-zero digit;
 - a percentage matches a value already in percent (17.4) or a fraction (0.174);
 - hedged figures are ranges: ``about 59,000`` ±500, ``over 300,000`` 300,000 up to
-  the next step of its last non-zero digit (400,000), ``nearly 13`` above 12 up to 13;
+  the next step of its last non-zero digit (400,000), ``nearly 13`` above 12 up to 13
+  (each bound widened by the rounding of its last digit);
 - a figure written without a sign also matches a negative value ("arrived 9.5
   minutes early" for -9.5); a written minus needs a negative value;
 - a date or time matches one in the results (a timestamp's date and ``HH:MM``,
-  or an ``hhmm`` integer such as ``dep_time``); a year, month or day also matches
-  the parts of any date shown.
+  an ``hhmm`` integer such as ``dep_time``, or for a whole hour such as ``7 pm`` an
+  hour value 19); a year, month or day also matches the parts of any date shown.
 
 Figures the model may state without a query result are supported too: numbers in
 the question and in earlier turns of the conversation (shown to the model as
-context), and numeric literals of the SQL it ran (``LIMIT 5``, ``dep_delay > 60``).
+context), numeric literals of the SQL it ran (``LIMIT 5``, ``dep_delay > 60``; not
+the column positions of ``GROUP BY 1`` or the digits of ``round(x, 2)``), and
+calendar years the data spans (:meth:`Evidence.add_years`, for "in 2013").
 ``{{chart:N}}`` tokens, query ids, list markers, ranks and identifiers are not
 figures (``number_parse``).
 
@@ -59,6 +62,7 @@ class Evidence:
     _values: list[float] = field(default_factory=list)
     _dates: set[str] = field(default_factory=set)
     _times: set[str] = field(default_factory=set)
+    _years: set[int] = field(default_factory=set)
     _sorted: bool = True
 
     def add_tool_result(self, text: str) -> None:
@@ -86,12 +90,27 @@ class Evidence:
         for figure in find_figures(text):
             self._add_figure(figure)
 
+    def add_sql(self, sql: str) -> None:
+        """Take the literals of a statement the model ran, minus the column positions of
+        ``GROUP BY``/``ORDER BY`` and the precision argument of ``round()``."""
+        self.add_context(_ORDINALS.sub(" ", _without_round_digits(sql)))
+
+    def add_years(self, years: Iterable[int]) -> None:
+        """Calendar years present in the data: a year written alone is not flagged."""
+        self._years.update(years)
+
     def supports(self, figure: Figure) -> bool:
         """Whether ``figure`` may have come from what was seen (see the module doc)."""
         if figure.kind == "date":
             return self._supports_date(figure)
+        if figure.kind == "year" and int(figure.value) in self._years:
+            return True
         if figure.kind == "time":
-            return figure.iso in self._times or self._has_any(figure.value, figure.value)
+            # "17:05" as shown, as an hhmm integer (dep_time 1705), or a whole hour ("7 pm",
+            # "19:00") from an hour column.
+            hour, minute = divmod(int(figure.value), 100)
+            return (figure.iso in self._times or self._has_any(figure.value, figure.value)
+                    or (minute == 0 and self._has_any(hour, hour)))
         low, high = _interval(figure)
         ranges = [(low, high)]
         if figure.percent:
@@ -153,16 +172,43 @@ class Evidence:
         return len(parts) == 2 and all(self._has_any(float(p), float(p)) for p in parts)
 
 
+_ORDINALS = re.compile(
+    r"\b(?:GROUP|ORDER)\s+BY\s+\d+(?:\s+(?:ASC|DESC))?(?:\s+NULLS\s+(?:FIRST|LAST))?"
+    r"(?:\s*,\s*\d+(?:\s+(?:ASC|DESC))?(?:\s+NULLS\s+(?:FIRST|LAST))?)*", re.IGNORECASE)
+_ROUND_CALL = re.compile(r"\bround\s*\(", re.IGNORECASE)
+_LAST_INT_ARG = re.compile(r",\s*-?\d+\s*$")
+
+
+def _without_round_digits(sql: str) -> str:
+    """``sql`` with the precision argument of every ``round(x, n)`` blanked."""
+    out, last = [], 0
+    for match in _ROUND_CALL.finditer(sql):
+        depth, index = 1, match.end()
+        while index < len(sql) and depth:
+            depth += {"(": 1, ")": -1}.get(sql[index], 0)
+            index += 1
+        inner = sql[match.end():index - 1]
+        trailing = _LAST_INT_ARG.search(inner) if depth == 0 else None
+        if trailing:
+            cut = match.end() + trailing.start()
+            out.append(sql[last:cut])
+            last = index - 1
+    out.append(sql[last:])
+    return "".join(out)
+
+
 def _interval(figure: Figure) -> tuple[float, float]:
     """The values ``figure`` stands for, as written (see the module doc)."""
     value, unit = figure.value, figure.unit()
     step = unit
     if figure.decimals == 0 and figure.trailing_zeros:
         step = 10.0 ** figure.trailing_zeros * figure.scale
+    # A bound is itself written rounded: "over 1,566" holds for 1,566 and "up to 38.85
+    # million" for 38,851,317 (and "over" often just means "across").
     if figure.hedge == "over":
-        low, high = value, value + step
+        low, high = value - unit / 2, value + step
     elif figure.hedge == "under":
-        low, high = value - step, value
+        low, high = value - step, value + unit / 2
     elif figure.hedge == "about" or (figure.trailing_zeros >= 3 and abs(value) >= ROUNDED_FROM):
         low, high = value - step / 2, value + step / 2
     else:

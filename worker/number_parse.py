@@ -6,7 +6,7 @@ in it with its exact span: integers, decimals, thousands separators (``58,665``,
 suffixes and ``thousand``/``million``/``billion`` words, negative numbers
 (``-9.5``, ``−9.5``), currency (``$1.2M``, ``€40``, ``USD 12``), hedges
 (``about``, ``over``, ``nearly`` ...), ISO dates (``2013-07-04``), year-months,
-US dates (``7/4/2013``) and clock times (``17:05``).
+US dates (``7/4/2013``) and clock times (``17:05``, ``5:05 pm``, ``7 am``).
 
 What is not a figure, and is skipped: ``{{chart:N}}`` tokens, query ids
 (``query 3``, ``query_id=3``), chart references, list markers at the start of a
@@ -37,8 +37,8 @@ _CHART_TOKEN = re.compile(r"\{\{\s*chart\s*:\s*\d+\s*\}\}", re.IGNORECASE)
 _DATE = re.compile(
     r"(?<![\w.])(\d{4})-(\d{2})(?:-(\d{2})(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?)?(?![\w-])")
 _US_DATE = re.compile(r"(?<![\w./])(\d{1,2})/(\d{1,2})/(\d{4})(?![\w/])")
-_TIME = re.compile(r"(?<![\w.:])(\d{1,2}):(\d{2})(?::\d{2})?(?:\s?([ap])\.?m\.?)?(?![\w:])",
-                   re.IGNORECASE)
+_TIME = re.compile(r"(?<![\w.:])(\d{1,2})(?::(\d{2})(?::\d{2})?(?:\s?([ap])\.?m\b\.?)?"
+                   r"|\s?([ap])\.?m\b\.?)(?![\w:])", re.IGNORECASE)
 _NUMBER = re.compile(
     r"(?P<cur>(?:US|CA|AU)?\$|€|£|¥|(?:USD|EUR|GBP)\s?)?"
     r"(?P<sign>[-\u2212])?"
@@ -152,8 +152,10 @@ def _dates_and_times(text: str) -> list[Figure]:
             found.append(Figure(m.group(0), m.start(), float(year), "date",
                                 iso=f"{year:04d}-{month:02d}-{day:02d}"))
     for m in _TIME.finditer(text):
-        hour, minute = int(m.group(1)), int(m.group(2))
-        meridiem = (m.group(3) or "").lower()
+        hour, minute = int(m.group(1)), int(m.group(2) or 0)
+        meridiem = (m.group(3) or m.group(4) or "").lower()
+        if meridiem and hour > 12:
+            continue
         if meridiem == "p" and hour < 12:
             hour += 12
         elif meridiem == "a" and hour == 12:

@@ -90,6 +90,29 @@ def test_large_results_both_ways_agree():
     assert details["sandbox"]["text_chars"] == details["python"]["text_chars"]
 
 
+def test_faithfulness_measures_both_rates_on_real_results():
+    from bench import faithfulness
+
+    outcome = faithfulness.run(smoke=True)
+    _check_shape(outcome, "faithfulness")
+    false_positives, detection, timing = outcome["rows"]
+    details = outcome["details"]
+    assert details["answers"] == 10 and details["altered"] > 30
+    assert 0 <= false_positives["ratio"] <= 1 and 0 < detection["ratio"] <= 1
+    assert sum(b["altered"] for b in details["detection_by_change"].values()) == details["altered"]
+    assert "µs" in timing["value"]
+    assert "| change | altered | detected | rate |" in faithfulness.markdown(outcome)
+
+
+def test_faithfulness_corpus_alters_exactly_one_figure():
+    from bench.faithfulness_corpus import Fig, render
+
+    parts = ["UA flew ", Fig(58665, ("int", "k1")), " flights, ", Fig(0.174, ("pct1",)), "."]
+    assert render(parts, 0) == ("UA flew 58,665 flights, 17.4%.", [(8, 14), (24, 29)])
+    assert render(parts, 1)[0] == "UA flew 58.7k flights, 17.4%."
+    assert render(parts, 0, (1, 1.1))[0] == "UA flew 58,665 flights, 19.1%."
+
+
 def test_run_all_writes_the_report_and_keeps_hand_written_sections(tmp_path):
     target = tmp_path / "BENCHMARKS.md"
     target.write_text("# Notes written by hand\n\nKeep me.\n")

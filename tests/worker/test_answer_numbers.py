@@ -24,7 +24,7 @@ def test_an_invented_figure_is_flagged_everywhere_the_answer_goes(settings, fake
     # The chart token that is dropped (no chart 1) renumbers/removes text: positions must
     # point into the text as stored.
     answer = (f"{top} flew {flights:,} flights {{{{chart:1}}}}, {second} {second_flights / 1000:.1f}k "
-              f"and the rest 999,999; that is 3.5x more than in 2012.")
+              f"and the rest 999,999; that is 3.5x more than in 2015 (and 2013 is the data's year).")
     scenario = fake_llm.scenario(f"numbers-{uuid.uuid4().hex[:6]}", [
         {"tool_calls": [{"sql": BY_CARRIER}]},
         {"text": json.dumps({"answerText": answer, "charts": []})},
@@ -39,8 +39,8 @@ def test_an_invented_figure_is_flagged_everywhere_the_answer_goes(settings, fake
     text = job["result"]["answer_text"]
     assert "{{chart" not in text
     numbers = job["result"]["numbers"]
-    assert numbers["checked"] == 5
-    assert [u["text"] for u in numbers["unsupported"]] == ["999,999", "3.5x", "2012"]
+    assert numbers["checked"] == 6
+    assert [u["text"] for u in numbers["unsupported"]] == ["999,999", "3.5x", "2015"]
     for item in numbers["unsupported"]:
         assert text[item["position"]:item["position"] + len(item["text"])] == item["text"]
 
@@ -53,7 +53,7 @@ def test_an_invented_figure_is_flagged_everywhere_the_answer_goes(settings, fake
     assert user["numbers"] is None and assistant["numbers"] == numbers
 
     value = registry.get_sample_value
-    assert value("sunrise_answer_numbers_checked_total") == 5
+    assert value("sunrise_answer_numbers_checked_total") == 6
     assert value("sunrise_answer_numbers_unsupported_total") == 3
     assert value("sunrise_answers_with_unsupported_numbers_total") == 1
 

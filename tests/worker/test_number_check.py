@@ -95,6 +95,10 @@ def test_cells_with_words_and_times_are_evidence():
     assert unsupported("The 737-824 built in 1999 left at 15:17; the other at 0:05.",
                        planes) == []
     assert unsupported("It left at 15:18.", planes) == ["15:18"]
+    hours = format_result(4, ["hour", "avg_delay"], [(19, 24.78), (5, 0.69)], 2, None)
+    assert unsupported("Departures at 7 pm (19:00) waited 24.8 minutes, at 5 am 0.7.",
+                       hours) == []
+    assert unsupported("Departures at 8 pm waited longest.", hours) == ["8 pm"]
 
 
 def test_nothing_to_check():
@@ -117,3 +121,25 @@ def test_integers_off_by_one_percent_or_more_are_flagged(value, change, up):
     assume(altered % 1000)  # a round figure reads as rounded (tested above)
     text = f"There were {altered:,} of them."
     assert unsupported(text, shown) == [f"{altered:,}"]
+
+
+def test_sql_literals_count_but_column_positions_and_round_digits_do_not():
+    evidence = Evidence()
+    evidence.add_sql("SELECT carrier, round(avg(dep_delay), 2) AS d, round(sum(x) / 7, 3) "
+                     "FROM flights WHERE distance > 1000 GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT 5")
+    result = check_numbers("5 carriers over 1,000 miles; 7 days; 2 or 3 or 1.", evidence)
+    assert [u["text"] for u in result["unsupported"]] == ["2", "3", "1"]
+
+
+def test_years_the_data_spans_are_supported_only_as_years(tiny_sandbox):
+    from worker.data_years import data_years
+
+    years = data_years(tiny_sandbox)
+    assert years == {2024}  # sales.sold_on and sold_at span January-February 2024
+    evidence = Evidence()
+    evidence.add_years(years)
+    assert unsupported_of("Sales in 2024 and 2025 reached 2,024.", evidence) == ["2025", "2,024"]
+
+
+def unsupported_of(text: str, evidence: Evidence) -> list[str]:
+    return [u["text"] for u in check_numbers(text, evidence)["unsupported"]]

@@ -114,6 +114,9 @@ def test_hedges(text, hedge):
     ("at 17:05 most", "17:05", "time"),
     ("at 5:05 pm most", "17:05", "time"),
     ("at 12:30 am most", "00:30", "time"),
+    ("at 7 pm most", "19:00", "time"),
+    ("at 7pm most", "19:00", "time"),
+    ("at 12 a.m. most", "00:00", "time"),
 ])
 def test_dates_and_times(text, iso, kind):
     figure = one(text)
