@@ -125,6 +125,15 @@ class Settings(BaseSettings):
     economy_poll_max_s: float = 30.0
     economy_max_wait_s: float = 25 * 3600.0
 
+    # Datasets (worker/datasets): one DuckDB file per dataset version under data_dir,
+    # a shared volume when workers span hosts.
+    data_dir: str = str(VAR_DIR / "data")
+    max_upload_mb: int = 1024  # per source file; the API answers 413 above it
+    import_threads: int = 2
+    import_memory_limit: str = "2GB"
+    # The whole per-dataset system prompt, estimated as worker/history.estimate_tokens does.
+    dataset_prompt_token_budget: int = 16_000
+
     @model_validator(mode="after")
     def _refuse_default_secrets_in_production(self) -> Settings:
         if self.env == "production" and self.webhook_secret == "dev-webhook-secret":

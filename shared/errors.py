@@ -59,3 +59,38 @@ class JobFailure(SunriseError):
 
 class JobCancelled(Exception):
     """Raised inside the loop at a round boundary when a cancel was requested."""
+
+
+class ImportFailed(SunriseError):
+    """A dataset import could not be done; nothing was changed.
+
+    ``detail`` names the file (or the masked database URL) and, where it applies, the
+    line or row; the same facts travel in ``extra`` (``source``, ``line``, ``row``,
+    ``table``) so the problem+json body carries them as fields.
+    """
+
+    code, status, title = "import_failed", 422, "Import failed"
+
+
+class EmptySource(ImportFailed):
+    code, title = "empty_source", "Empty source"
+
+
+class MalformedSource(ImportFailed):
+    code, title = "malformed_source", "Malformed source"
+
+
+class UnsupportedSource(ImportFailed):
+    code, status, title = "unsupported_source", 415, "Unsupported source"
+
+
+class SourceUnreachable(ImportFailed):
+    code, title = "source_unreachable", "Source unreachable"
+
+
+class MissingTables(ImportFailed):
+    code, title = "missing_tables", "Missing tables"
+
+
+class SourceTooLarge(ImportFailed):
+    code, status, title = "source_too_large", 413, "Source too large"

@@ -101,9 +101,13 @@ def render_schema(schema: Schema) -> str:
 
 def build_system_prompt(schema: Schema, today: dt.date) -> str:
     """The system prompt text: template + full schema + date. Pure and deterministic."""
-    return TEMPLATE.replace("{schema}", render_schema(schema)).replace(
-        "{today}", today.isoformat()
-    )
+    return fill_template(render_schema(schema), today)
+
+
+def fill_template(schema_section: str, today: dt.date) -> str:
+    """The template with ``schema_section`` after its schema heading and the date as
+    YYYY-MM-DD (worker/dataset_prompt.py fills it with more than the schema)."""
+    return TEMPLATE.replace("{schema}", schema_section).replace("{today}", today.isoformat())
 
 
 def system_blocks(prompt: str) -> list[dict]:

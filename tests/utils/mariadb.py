@@ -15,15 +15,23 @@ def _run(sql: str) -> None:
         conn.close()
 
 
-def create_database(name: str) -> str:
-    """(Re)create database ``name``, migrated to head; returns its SQLAlchemy URL."""
+def create_database(name: str, *, migrate: bool = True) -> str:
+    """(Re)create database ``name``, migrated to head unless ``migrate`` is false (a scratch
+    source database for import tests); returns its SQLAlchemy URL."""
     from shared.migrate import upgrade
 
     _run(f"DROP DATABASE IF EXISTS `{name}`")
     _run(f"CREATE DATABASE `{name}` CHARACTER SET utf8mb4")
     url = f"mysql+pymysql://root@127.0.0.1:3306/{name}"
-    upgrade(url)
+    if migrate:
+        upgrade(url)
     return url
+
+
+def run_sql(*statements: str) -> None:
+    """Run statements as root, outside any database (users, grants)."""
+    for sql in statements:
+        _run(sql)
 
 
 def drop_database(name: str) -> None:

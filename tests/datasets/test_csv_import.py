@@ -1,0 +1,108 @@
+"""CSV/TSV through DuckDB's sniffer: types a person would trust, and faults named by line."""
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import gzip
+
+import pytest
+
+from shared.errors import EmptySource, MalformedSource
+from tests.datasets.conftest import column_types, query
+
+
+def test_a_numeric_column_with_na_values_arrives_numeric(write, build):
+    """The classic failure: NA in a numeric column must not turn it into text."""
+    path = write("scores.csv", "id,score,ratio\n1,NA,0.5\n2,17,NA\n3,NULL,0.25\n4,,1.5\n5,9,\n")
+    built = build(path)
+    types = column_types(built.path, "scores")
+    assert types == {"id": "BIGINT", "score": "BIGINT", "ratio": "DOUBLE"}
+    assert query(built.path, "SELECT sum(score), count(score), avg(ratio) FROM scores") == [
+        (26, 2, 0.75)]
+    (table,) = built.tables
+    score = next(c for c in table.columns if c.name == "score")
+    assert score.null_fraction == 0.6 and score.min == 9 and score.max == 17
+
+
+def test_na_far_down_a_column_still_leaves_it_numeric(write, build):
+    """Past DuckDB's sample of rows, missing values are still nulls, not a reason for text."""
+    rows = "".join(f"{i},{i * 2}\n" for i in range(60_000)) + "60000,NA\n60001,\n"
+    built = build(write("long.csv", "id,amount\n" + rows))
+    assert column_types(built.path, "long")["amount"] == "BIGINT"
+    assert query(built.path, "SELECT count(*), count(amount) FROM long") == [(60_002, 60_000)]
+
+
+def test_dates_decimals_and_booleans_are_sniffed(write, build):
+    text = ("day,ordered_at,price,paid,label\n"
+            "2024-01-02,2024-01-02 10:30:00,12.50,true,a\n"
+            "2024-02-29,2024-02-29 23:59:59,3.25,false,b\n")
+    built = build(write("orders.csv", text))
+    types = column_types(built.path, "orders")
+    assert types["day"] == "DATE" and types["ordered_at"] == "TIMESTAMP"
+    assert types["paid"] == "BOOLEAN" and types["label"] == "VARCHAR"
+    assert types["price"].startswith(("DOUBLE", "DECIMAL"))
+    day, at, price, paid = query(built.path, "SELECT day, ordered_at, price, paid FROM orders "
+                                             "ORDER BY day LIMIT 1")[0]
+    assert day == dt.date(2024, 1, 2) and at == dt.datetime(2024, 1, 2, 10, 30)
+    assert decimal.Decimal(str(price)) == decimal.Decimal("12.5") and paid is True
+
+
+def test_a_value_that_breaks_the_sampled_type_makes_duckdb_sniff_the_whole_file(write, build):
+    rows = "".join(f"{i},{i % 7}\n" for i in range(50_000)) + "50000,n/a\n"
+    built = build(write("codes.csv", "id,code\n" + rows))
+    assert column_types(built.path, "codes")["code"] == "VARCHAR"
+    assert query(built.path, "SELECT count(*) FROM codes WHERE code = 'n/a'") == [(1,)]
+    assert built.rows == 50_001  # no row lost to the retry
+
+
+def test_tsv_and_gzip(write, build):
+    tsv = write("people.tsv", "name\tage\nAnn\t31\nBo\tNA\n")
+    gz = write("events.csv.gz", gzip.compress(b"kind,n\nclick,3\nview,NA\n"))
+    built = build(tsv, gz)
+    assert column_types(built.path, "people") == {"name": "VARCHAR", "age": "BIGINT"}
+    assert query(built.path, "SELECT sum(n) FROM events") == [(3,)]
+
+
+def test_headers_become_safe_unique_identifiers(write, build):
+    built = build(write("Q1 Sales (EUR).csv",
+                        "Order ID,Amount ($),order,Straße,2024,Order ID\n1,2,3,4,5,6\n"))
+    assert [t.name for t in built.tables] == ["q1_sales_eur"]
+    assert list(column_types(built.path, "q1_sales_eur")) == [
+        "order_id", "amount", "order_", "strasse", "c_2024", "order_id_1"]
+
+
+@pytest.mark.parametrize("text, line, fault", [
+    ("a,b,c\n1,2,3\n4,5\n6,7,8\n", 3, "Found: 2"),
+    ("a,b,c\n1,2,3\n4,5,6\n7,8,9\n10,11,12,13\n", 5, "Found: 4"),
+])
+def test_a_ragged_csv_names_its_line(write, build, data_dir, text, line, fault):
+    with pytest.raises(MalformedSource) as caught:
+        build(write("ragged.csv", text))
+    error = caught.value
+    assert error.extra["line"] == line and error.extra["source"] == "ragged.csv"
+    assert f"ragged.csv, line {line}:" in error.detail and fault in error.detail
+    assert not list(data_dir.rglob("*.duckdb*")), "a failed import leaves no file"
+
+
+def test_the_line_counts_lines_of_the_file_even_after_a_quoted_newline(write, build):
+    with pytest.raises(MalformedSource) as caught:
+        build(write("notes.csv", 'id,note\n1,"two\nlines"\n2,ok\n3,too,many\n'))
+    assert caught.value.extra["line"] == 5
+
+
+def test_text_that_is_not_utf8_is_read_as_latin1(write, build):
+    built = build(write("export.csv", "city,n\nK\xf6ln,1\nM\xfcnchen,2\n".encode("latin-1")))
+    assert query(built.path, "SELECT city FROM export ORDER BY n") == [("Köln",), ("München",)]
+
+
+@pytest.mark.parametrize("content", [b"", b"\n\n  \n"])
+def test_an_empty_file_is_refused(write, build, data_dir, content):
+    with pytest.raises(EmptySource) as caught:
+        build(write("nothing.csv", content))
+    assert "nothing.csv" in caught.value.detail
+    assert not list(data_dir.rglob("*.duckdb*"))
+
+
+def test_a_header_without_rows_is_an_empty_table(write, build):
+    built = build(write("header.csv", "a,b\n"))
+    assert built.tables[0].rows == 0 and len(built.tables[0].columns) == 2

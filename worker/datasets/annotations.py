@@ -1,0 +1,72 @@
+"""What people add to a dataset's schema: descriptions, a glossary and example questions.
+
+``Annotations`` is the body of ``PATCH /v1/datasets/{id}`` (without ``default``);
+``check_annotations`` refuses names the dataset does not have, and ``describe_tables``
+renders tables in the API's shape, profile and descriptions together.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from shared.errors import ValidationFailed
+from worker.datasets.profile import TableProfile
+
+_TEXT = 2000
+
+
+class TableNotes(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    description: str | None = Field(default=None, max_length=_TEXT)
+    columns: dict[str, str] = Field(default_factory=dict, max_length=2000)
+
+
+class Example(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    question: str = Field(min_length=1, max_length=_TEXT)
+    sql: str = Field(min_length=1, max_length=20_000)
+
+
+class Annotations(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    description: str | None = Field(default=None, max_length=_TEXT)
+    tables: dict[str, TableNotes] = Field(default_factory=dict, max_length=5000)
+    glossary: dict[str, str] = Field(default_factory=dict, max_length=500)
+    examples: list[Example] = Field(default_factory=list, max_length=100)
+
+    def table(self, name: str) -> TableNotes:
+        return self.tables.get(name) or TableNotes()
+
+
+def check_annotations(annotations: Annotations, tables: Sequence[TableProfile]) -> None:
+    """Raise ``ValidationFailed`` naming every table or column the dataset does not have."""
+    known = {t.name: {c.name for c in t.columns} for t in tables}
+    unknown = []
+    for table, notes in annotations.tables.items():
+        if table not in known:
+            unknown.append(f"table {table!r}")
+            continue
+        unknown += [f"column {table}.{column!r}" for column in notes.columns
+                    if column not in known[table]]
+    if unknown:
+        raise ValidationFailed(f"The dataset has no {', no '.join(unknown)}.", unknown=unknown)
+
+
+def describe_tables(tables: Sequence[TableProfile],
+                    annotations: Annotations | None = None) -> list[dict]:
+    """``[{"name","rows","description","columns":[{"name","type","description",...}]}]``."""
+    annotations = annotations or Annotations()
+    described = []
+    for table in tables:
+        notes = annotations.table(table.name)
+        data = table.as_dict()
+        data["description"] = notes.description
+        for column in data["columns"]:
+            column["description"] = notes.columns.get(column["name"])
+        described.append({"name": data["name"], "rows": data["rows"],
+                          "description": data["description"], "columns": data["columns"]})
+    return described

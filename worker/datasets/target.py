@@ -1,0 +1,134 @@
+"""The DuckDB database being built, as importers see it.
+
+An importer asks the target for a table name (safe and unique in the dataset),
+creates and fills that table on ``target.con``, reports rows as it goes and calls
+``finish_table``, which gives the columns safe names too and reports the table done.
+
+Progress goes to the caller's callback. An exception raised by the callback aborts
+the import (the builder then leaves nothing behind); raised while DuckDB reads a
+whole file in one statement, it interrupts that statement.
+"""
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import duckdb
+
+from worker.datasets.naming import NameBook, quote_ident
+
+logger = logging.getLogger(__name__)
+
+# How often a single long statement (a whole CSV read) is asked how far it got.
+PROGRESS_POLL_S = 0.5
+
+
+@dataclass(frozen=True)
+class ImportProgress:
+    """One progress report: ``rows`` copied so far into ``table`` (None while DuckDB reads
+    a whole file in one statement, which reports ``percent`` instead), ``done`` once the
+    table is complete, and ``total_rows`` over every table finished before this one plus
+    this one's rows."""
+
+    table: str
+    rows: int | None
+    done: bool = False
+    percent: float | None = None
+    total_rows: int = 0
+
+
+ProgressCallback = Callable[[ImportProgress], None]
+
+
+class ImportTarget:
+    """Naming, progress and bookkeeping around the connection importers write to."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection,
+                 on_progress: ProgressCallback | None = None) -> None:
+        self.con = con
+        self._on_progress = on_progress
+        self._names = NameBook()
+        self._lock = threading.Lock()
+        self.tables: list[str] = []
+        self._finished_rows = 0
+
+    def table_name(self, wanted: str) -> str:
+        """A safe identifier for a new table, unique in this dataset."""
+        return self._names.claim(wanted, "data")
+
+    def report(self, table: str, rows: int | None, *, percent: float | None = None) -> None:
+        """Tell the caller how far ``table`` has got. May run on a helper thread."""
+        total = self._finished_rows + (rows or 0)
+        self._emit(ImportProgress(table, rows, False, percent, total))
+
+    @contextlib.contextmanager
+    def watch(self, table: str) -> Iterator[None]:
+        """Report DuckDB's own progress of the statement run inside this block."""
+        stop = threading.Event()
+        raised: list[BaseException] = []
+
+        def poll() -> None:
+            last = None
+            while not stop.wait(PROGRESS_POLL_S):
+                try:
+                    percent = self.con.query_progress()
+                except Exception:
+                    logger.debug("no progress for %s", table, exc_info=True)
+                    continue
+                if percent >= 0 and percent != last:
+                    last = percent
+                    try:
+                        self.report(table, None, percent=round(min(percent, 100.0), 1))
+                    except Exception as exc:  # handed to the importing thread below
+                        raised.append(exc)
+                        self.con.interrupt()
+                        return
+
+        thread = threading.Thread(target=poll, name=f"import-progress-{table}", daemon=True)
+        thread.start()
+        try:
+            yield
+        except duckdb.InterruptException:
+            if raised:  # appended before the interrupt, so already here
+                raise raised[0] from None
+            raise
+        finally:
+            stop.set()
+            thread.join()
+        if raised:
+            raise raised[0]
+
+    def finish_table(self, table: str) -> int:
+        """Give ``table``'s columns safe, unique names, count its rows and report it done.
+
+        Returns the row count.
+        """
+        columns = [name for (name,) in self.con.execute(
+            "SELECT column_name FROM duckdb_columns() WHERE database_name = current_database() "
+            "AND schema_name = 'main' AND table_name = ? ORDER BY column_index",
+            [table]).fetchall()]
+        book = NameBook()
+        for name in columns:
+            safe = book.claim(name, "col")
+            if safe != name:
+                self.con.execute(f"ALTER TABLE {quote_ident(table)} RENAME COLUMN "
+                                 f"{quote_ident(name)} TO {quote_ident(safe)}")
+        (rows,) = self.con.execute(f"SELECT count(*) FROM {quote_ident(table)}").fetchone()
+        self.tables.append(table)
+        self._finished_rows += rows
+        self._emit(ImportProgress(table, rows, True, 100.0, self._finished_rows))
+        logger.info("imported table %s: %s rows", table, rows)
+        return rows
+
+    def drop_table(self, table: str) -> None:
+        """Drop a half-filled table (before a retry); its name stays claimed."""
+        self.con.execute(f"DROP TABLE IF EXISTS {quote_ident(table)}")
+
+    def _emit(self, progress: ImportProgress) -> None:
+        if self._on_progress is None:
+            return
+        with self._lock:  # one report at a time, in order, even from the watch thread
+            self._on_progress(progress)
