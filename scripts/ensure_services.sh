@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Start Redis and MariaDB on 127.0.0.1 if they do not answer; fail loudly if they still don't.
+# Start Redis, MariaDB and PostgreSQL on 127.0.0.1 if they do not answer; fail loudly if
+# they still don't. PostgreSQL is the source database of the dataset snapshot tests.
 set -u
 
 redis_up() { redis-cli -h 127.0.0.1 -p 6379 ping 2>/dev/null | grep -q PONG; }
 mariadb_up() { mysqladmin -h 127.0.0.1 -P 3306 -uroot --connect-timeout=2 ping >/dev/null 2>&1; }
+postgres_up() { pg_isready -h 127.0.0.1 -p 5432 -U postgres -t 2 >/dev/null 2>&1; }
 
 wait_for() {  # name, check function, seconds
   local i
@@ -30,4 +32,15 @@ if ! mariadb_up; then
     wait_for MariaDB mariadb_up 40 || exit 1
   fi
 fi
-echo "services: Redis and MariaDB answer on 127.0.0.1" >&2
+if ! postgres_up; then
+  echo "PostgreSQL is not answering; starting it" >&2
+  # The Debian cluster (pg_lsclusters), whatever its version; else the service script.
+  read -r version cluster _ < <(pg_lsclusters --no-header 2>/dev/null | head -n 1)
+  if [ -n "${version:-}" ]; then
+    pg_ctlcluster "$version" "$cluster" start 2>/dev/null
+  else
+    service postgresql start >/dev/null 2>&1
+  fi
+  wait_for PostgreSQL postgres_up 30 || exit 1
+fi
+echo "services: Redis, MariaDB and PostgreSQL answer on 127.0.0.1" >&2

@@ -14,7 +14,9 @@ It stays within ``token_budget`` (estimated as ``history.estimate_tokens`` does,
 over-estimate) by giving up, in order: value hints; then the column list, replaced
 by the tables with their row counts and descriptions and the instruction to look
 columns up with ``execute_sql`` on ``duckdb_columns()`` (the one tool stays the only
-tool); then column descriptions; then tables beyond those that fit.
+tool); then column descriptions; then table descriptions, cut shorter and shorter
+and at last left out; then tables beyond those that fit (the prompt says how many,
+and how to list them).
 """
 from __future__ import annotations
 
@@ -30,6 +32,8 @@ from worker.system_prompt import fill_template, render_schema
 DEFAULT_TOKEN_BUDGET = 16_000
 HINT_MAX_VALUES = 25
 HINT_MAX_CHARS = 60
+# Table descriptions in the table list are cut to these lengths, in turn, before they go.
+CLIPPED_DESCRIPTION_CHARS = (120, 60, 30, 0)
 
 LOOKUP = """\
 This database has {count} tables, too many to list their columns here. Before you \
@@ -61,8 +65,10 @@ def _sections(tables: list[TableProfile], annotations: Annotations) -> Iterator[
     yield _join(schema, _notes(tables, annotations, hints=False))
     listed = _table_list(tables, annotations, len(tables))
     yield _join(listed, _notes(tables, annotations, hints=False, tables_listed=True))
-    yield _join(listed, _notes(tables, annotations, hints=False, tables_listed=True,
-                               columns=False))
+    rest = _notes(tables, annotations, hints=False, tables_listed=True, columns=False)
+    yield _join(listed, rest)
+    for chars in CLIPPED_DESCRIPTION_CHARS:
+        yield _join(_table_list(tables, annotations, len(tables), description_chars=chars), rest)
 
 
 def _cut_table_list(tables: list[TableProfile], annotations: Annotations, today: dt.date,
@@ -72,18 +78,21 @@ def _cut_table_list(tables: list[TableProfile], annotations: Annotations, today:
     low, high = 1, len(tables)
     while low < high:
         middle = (low + high + 1) // 2
-        text = fill_template(_join(_table_list(tables, annotations, middle), notes), today)
-        if estimate_tokens(text) <= budget:
+        listed = _table_list(tables, annotations, middle, description_chars=0)
+        if estimate_tokens(fill_template(_join(listed, notes), today)) <= budget:
             low = middle
         else:
             high = middle - 1
-    return _join(_table_list(tables, annotations, low), notes)
+    return _join(_table_list(tables, annotations, low, description_chars=0), notes)
 
 
-def _table_list(tables: list[TableProfile], annotations: Annotations, shown: int) -> str:
+def _table_list(tables: list[TableProfile], annotations: Annotations, shown: int,
+                description_chars: int | None = None) -> str:
+    """The lookup instruction and ``shown`` tables with rows and descriptions (cut to
+    ``description_chars`` at a word boundary; 0: none)."""
     lines = [LOOKUP.replace("{count}", f"{len(tables):,}")]
     for table in tables[:shown]:
-        description = _clean(annotations.table(table.name).description)
+        description = _clip(_clean(annotations.table(table.name).description), description_chars)
         lines.append(f"- {table.name}: {table.rows:,} rows." + (f" {description}" if description else ""))
     if shown < len(tables):
         lines.append(f"... and {len(tables) - shown:,} more tables, not listed: find them with "
@@ -131,6 +140,14 @@ def _value_hint(column: ColumnProfile) -> str:
     if any(len(v) > HINT_MAX_CHARS or not v.isprintable() for v in values):
         return ""
     return "values " + ", ".join(sql_literal(v) for v in values)
+
+
+def _clip(text: str, chars: int | None) -> str:
+    if chars is None or len(text) <= chars:
+        return text
+    if chars == 0:
+        return ""
+    return text[:chars].rsplit(" ", 1)[0].rstrip(" ,;:.") + "..."
 
 
 def _clean(text: str | None) -> str:

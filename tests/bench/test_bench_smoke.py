@@ -113,6 +113,24 @@ def test_faithfulness_corpus_alters_exactly_one_figure():
     assert render(parts, 0, (1, 1.1))[0] == "UA flew 58,665 flights, 19.1%."
 
 
+def test_dataset_import_measures_both_readers_and_three_prompt_sizes():
+    from bench import dataset_import
+
+    outcome = dataset_import.run(smoke=True)
+    _check_shape(outcome, "dataset_import")
+    speed, *prompts = outcome["rows"]
+    assert speed["ratio"] > 0 and len(prompts) == len(dataset_import.TABLE_COUNTS)
+    details = outcome["details"]
+    assert details["csv_rows"] == dataset_import.SMOKE_ROWS
+    # The engine reads the NA column as numbers; DuckDB's defaults would make it text.
+    assert details["column_types"]["engine"]["quantity"] == "BIGINT"
+    assert details["column_types"]["duckdb_defaults"]["quantity"] == "VARCHAR"
+    sizes = [details["prompts"][count]["tokens"] for count in dataset_import.TABLE_COUNTS]
+    assert sizes[0] < sizes[1] and all(p["pass"] for p in prompts)
+    assert "columns looked up" in prompts[-1]["measure"]
+    assert "quantity" in dataset_import.markdown(outcome)
+
+
 def test_run_all_writes_the_report_and_keeps_hand_written_sections(tmp_path):
     target = tmp_path / "BENCHMARKS.md"
     target.write_text("# Notes written by hand\n\nKeep me.\n")

@@ -5,6 +5,7 @@ import datetime as dt
 import decimal
 import gzip
 
+import duckdb
 import pytest
 
 from shared.errors import EmptySource, MalformedSource
@@ -55,12 +56,17 @@ def test_a_value_that_breaks_the_sampled_type_makes_duckdb_sniff_the_whole_file(
     assert built.rows == 50_001  # no row lost to the retry
 
 
-def test_tsv_and_gzip(write, build):
+def test_tsv_gzip_and_zstd(write, build, tmp_path):
     tsv = write("people.tsv", "name\tage\nAnn\t31\nBo\tNA\n")
     gz = write("events.csv.gz", gzip.compress(b"kind,n\nclick,3\nview,NA\n"))
-    built = build(tsv, gz)
+    zst = tmp_path / "visits.csv.zst"
+    con = duckdb.connect()
+    con.execute(f"COPY (SELECT range AS n FROM range(5)) TO '{zst}' (COMPRESSION zstd)")
+    con.close()
+    built = build(tsv, gz, zst)
     assert column_types(built.path, "people") == {"name": "VARCHAR", "age": "BIGINT"}
     assert query(built.path, "SELECT sum(n) FROM events") == [(3,)]
+    assert query(built.path, "SELECT sum(n) FROM visits") == [(10,)]
 
 
 def test_headers_become_safe_unique_identifiers(write, build):
@@ -106,3 +112,9 @@ def test_an_empty_file_is_refused(write, build, data_dir, content):
 def test_a_header_without_rows_is_an_empty_table(write, build):
     built = build(write("header.csv", "a,b\n"))
     assert built.tables[0].rows == 0 and len(built.tables[0].columns) == 2
+
+
+def test_a_safe_name_may_be_another_columns_original_name(write, build):
+    built = build(write("clash.csv", "A B,a_b,x\n1,2,3\n"))
+    assert list(column_types(built.path, "clash")) == ["a_b", "a_b_2", "x"]
+    assert query(built.path, "SELECT a_b, a_b_2 FROM clash") == [(1, 2)]

@@ -140,6 +140,16 @@ def test_a_schema_too_big_lists_tables_and_says_how_to_look_columns_up():
     assert "  - measure_1: Kilograms." in prompt and "- kg: kilogram" in prompt
 
 
+def test_long_table_descriptions_are_cut_before_tables_are_left_out():
+    long = "Orders as the shop system keeps them, one row per line item, " * 4
+    annotations = Annotations(tables={t.name: {"description": long} for t in _many_tables(500)})
+    prompt = build_dataset_prompt(_many_tables(500), TODAY, annotations, token_budget=16_000)
+    listed = re.findall(r"^- table_\d{4}: [\d,]+ rows\. (.*)$", prompt, flags=re.MULTILINE)
+    assert len(listed) == 500 and len(set(listed)) == 1
+    assert listed[0].endswith("...") and len(listed[0]) < len(long.strip())
+    assert estimate_tokens(prompt) <= 16_000
+
+
 def test_when_even_the_table_list_is_too_big_it_is_cut_and_says_so():
     prompt = build_dataset_prompt(_many_tables(5000), TODAY, token_budget=16_000)
     assert estimate_tokens(prompt) <= 16_000

@@ -79,3 +79,13 @@ def test_a_profile_survives_json(con):
     assert [TableProfile.from_dict(t) for t in stored] == tables
     assert set(stored[1]["columns"][0]) == {"name", "type", "null_fraction", "distinct", "min",
                                             "max", "top_values"}
+
+
+def test_a_wide_table_counts_values_of_every_column():
+    """More low-cardinality columns than one GROUPING_ID mask holds (64 bits)."""
+    con = duckdb.connect()
+    select = ", ".join(f"(i + {n}) % {n % 5 + 2} AS c{n:02d}" for n in range(70))
+    con.execute(f"CREATE TABLE wide AS SELECT {select} FROM range(1000) t(i)")
+    (wide,) = profile_tables(con)
+    assert [c.distinct for c in wide.columns] == [n % 5 + 2 for n in range(70)]
+    assert all(sum(t.count for t in c.top_values) == 1000 for c in wide.columns)

@@ -5,7 +5,7 @@ so a prompt built from a profile matches one built from the file), ``null_fracti
 ``distinct``, ``min``, ``max`` and ``top_values`` (``[{"value", "count"}]``, most
 frequent first, then by value).
 
-Cost: two scans per table, whatever its width. The first counts rows, non-null values,
+Cost: two scans per table (one more per 60 low-cardinality columns past the first 60). The first counts rows, non-null values,
 ``min``/``max`` and an approximate distinct count (HyperLogLog, ``approx_count_distinct``)
 of every column. The second, with GROUPING SETS, counts every value of the columns that
 have at most ``LOW_CARDINALITY`` distinct values: their ``distinct`` is then exact and
@@ -31,6 +31,7 @@ from worker.datasets.naming import quote_ident
 
 LOW_CARDINALITY = 1000
 TOP_VALUES = 25
+_GROUPING_BATCH = 60
 _COMPARABLE = ("BOOLEAN", "TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT",
                "USMALLINT", "UINTEGER", "UBIGINT", "UHUGEINT", "FLOAT", "DOUBLE", "DECIMAL",
                "VARCHAR", "DATE", "TIME", "TIMESTAMP", "UUID", "INTERVAL")
@@ -127,9 +128,16 @@ def _profile_table(con: duckdb.DuckDBPyConnection, table: str,
 
 def _value_counts(con: duckdb.DuckDBPyConnection, table: str,
                   columns: list[str]) -> dict[str, list[tuple[Any, int]]]:
-    """Every non-null value of each column with its count, most frequent first (one scan)."""
-    if not columns:
-        return {}
+    """Every non-null value of each column with its count, most frequent first (one scan
+    per ``_GROUPING_BATCH`` columns: GROUPING_ID is a 64-bit mask)."""
+    counted: dict[str, list[tuple[Any, int]]] = {}
+    for start in range(0, len(columns), _GROUPING_BATCH):
+        counted.update(_count_values(con, table, columns[start:start + _GROUPING_BATCH]))
+    return counted
+
+
+def _count_values(con: duckdb.DuckDBPyConnection, table: str,
+                  columns: list[str]) -> dict[str, list[tuple[Any, int]]]:
     idents = [quote_ident(c) for c in columns]
     sets = ", ".join(f"({ident})" for ident in idents)
     rows = con.execute(

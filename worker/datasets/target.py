@@ -111,17 +111,22 @@ class ImportTarget:
             "AND schema_name = 'main' AND table_name = ? ORDER BY column_index",
             [table]).fetchall()]
         book = NameBook()
-        for name in columns:
-            safe = book.claim(name, "col")
-            if safe != name:
-                self.con.execute(f"ALTER TABLE {quote_ident(table)} RENAME COLUMN "
-                                 f"{quote_ident(name)} TO {quote_ident(safe)}")
+        renames = [(name, safe) for name in columns if (safe := book.claim(name, "col")) != name]
+        # In two steps, so that no new name meets an old one not renamed yet ("A B", "a_b").
+        for index, (name, _) in enumerate(renames):
+            self._rename_column(table, name, f"sunrise_renaming_{index}")
+        for index, (_, safe) in enumerate(renames):
+            self._rename_column(table, f"sunrise_renaming_{index}", safe)
         (rows,) = self.con.execute(f"SELECT count(*) FROM {quote_ident(table)}").fetchone()
         self.tables.append(table)
         self._finished_rows += rows
         self._emit(ImportProgress(table, rows, True, 100.0, self._finished_rows))
         logger.info("imported table %s: %s rows", table, rows)
         return rows
+
+    def _rename_column(self, table: str, old: str, new: str) -> None:
+        self.con.execute(f"ALTER TABLE {quote_ident(table)} RENAME COLUMN {quote_ident(old)} "
+                         f"TO {quote_ident(new)}")
 
     def drop_table(self, table: str) -> None:
         """Drop a half-filled table (before a retry); its name stays claimed."""
