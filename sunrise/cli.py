@@ -140,9 +140,11 @@ def demo() -> None:
     sys.exit(run_demo(_settings()))
 
 
-from sunrise.report_cli import report  # noqa: E402 - the command lives with its feature
+from sunrise.eval.cli import eval_command  # noqa: E402 - the commands live with their features
+from sunrise.report_cli import report  # noqa: E402
 
 main.add_command(report)
+main.add_command(eval_command)
 
 if __name__ == "__main__":
     logging.basicConfig()

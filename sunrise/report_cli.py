@@ -121,11 +121,14 @@ def report(questions_file: Path, output: Path, fmt: str | None, title: str | Non
                   + (" (in-process)" if local else f" via {api_url}"))
     with ProgressBar(console) as bar:
         if local:
-            body, view = _run_local(spec.questions, options, fmt, bar)
+            from shared.reports import render
+
+            document, view = run_local(spec.questions, options, bar)
+            body = render(document, fmt)
         else:
             try:
-                body, view = _run_remote(api_url, api_key, spec.questions, options, fmt, bar,
-                                         timeout)
+                body, view = run_remote(api_url, api_key, spec.questions, options, fmt, bar,
+                                        timeout)
             except httpx.HTTPError as exc:
                 raise click.ClickException(f"the API at {api_url} did not answer: {exc}") from exc
     output.write_bytes(body)
@@ -136,9 +139,11 @@ def report(questions_file: Path, output: Path, fmt: str | None, title: str | Non
                   f"{'n/a' if ratio is None else f'{ratio:.0%}'}")
 
 
-def _run_local(questions: list[str], options: dict, fmt: str, bar: ProgressBar):
+def run_local(questions: list[str], options: dict, bar: ProgressBar, settings=None
+              ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Run the batch in this process (under ``settings``, default: the environment's);
+    returns its report document and last view."""
     from shared.config import get_settings
-    from shared.reports import render
     from sunrise.local_batch import run_batch_local
 
     final: dict[str, Any] = {}
@@ -147,12 +152,15 @@ def _run_local(questions: list[str], options: dict, fmt: str, bar: ProgressBar):
         final.update(view)
         bar.update(view)
 
-    document = run_batch_local(get_settings(), questions, on_progress=on_progress, **options)
-    return render(document, fmt), final
+    document = run_batch_local(settings or get_settings(), questions, on_progress=on_progress,
+                               **options)
+    return document, final
 
 
-def _run_remote(api_url: str, api_key: str | None, questions: list[str], options: dict,
-                fmt: str, bar: ProgressBar, timeout: float):
+def run_remote(api_url: str, api_key: str | None, questions: list[str], options: dict,
+               fmt: str, bar: ProgressBar, timeout: float) -> tuple[bytes, dict[str, Any]]:
+    """Run the batch through the API at ``api_url``; returns the report as ``fmt`` and the
+    batch's last view. Raises httpx errors, and ClickException for problem responses."""
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     with httpx.Client(base_url=api_url, headers=headers, timeout=60) as http:
         accepted = _json(http.post("/v1/batches", json={"questions": questions, **options}))

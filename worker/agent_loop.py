@@ -58,7 +58,7 @@ class LoopOutcome:
     stats: LoopStats
     warnings: list[str]
     # The faithfulness check of answer_text: {"checked": n, "unsupported": [...]}.
-    numbers: dict = dataclasses.field(default_factory=lambda: {"checked": 0, "unsupported": []})
+    numbers: dict | None = None
 
 
 class AgentLoop:
@@ -260,8 +260,17 @@ class AgentLoop:
             truncated=answer.parse_path == "truncated",
             stats=self.stats,
             warnings=bound.warnings,
-            numbers=check_numbers(bound.answer_text, self._evidence),
+            numbers=self._check_numbers(bound.answer_text),
         )
+
+    def _check_numbers(self, answer_text: str) -> dict | None:
+        """The faithfulness check of the answer; None (logged) if the check itself fails:
+        a bug in a check must never cost the user an answer."""
+        try:
+            return check_numbers(answer_text, self._evidence)
+        except Exception:
+            logger.exception("the numbers check of an answer failed; answer kept without it")
+            return None
 
 
 def as_params(content: list[Any]) -> list[dict]:

@@ -10,6 +10,8 @@ import datetime as dt
 import functools
 import logging
 
+import duckdb
+
 from worker.sql_sandbox import SqlSandbox
 
 logger = logging.getLogger(__name__)
@@ -31,7 +33,12 @@ def data_years(sandbox: SqlSandbox) -> frozenset[int]:
     never raises for the data's sake.
     """
     years: set[int] = set()
-    for table, columns in sandbox.describe_schema():
+    try:
+        schema = sandbox.describe_schema()
+    except (duckdb.Error, RuntimeError) as exc:
+        logger.warning("years of the data not read: %s", exc)
+        return frozenset()
+    for table, columns in schema:
         picked = [name for name, type_name in columns if _bears_years(name, type_name)]
         if not picked:
             continue

@@ -111,13 +111,7 @@ class Evidence:
             hour, minute = divmod(int(figure.value), 100)
             return (figure.iso in self._times or self._has_any(figure.value, figure.value)
                     or (minute == 0 and self._has_any(hour, hour)))
-        low, high = _interval(figure)
-        ranges = [(low, high)]
-        if figure.percent:
-            ranges.append((low / 100, high / 100))
-        if figure.value >= 0:  # written without a minus
-            ranges += [(-hi, -lo) for lo, hi in ranges]
-        return any(self._has_any(lo, hi) for lo, hi in ranges)
+        return any(self._has_any(lo, hi) for lo, hi in _ranges(figure))
 
     # -- collecting ----------------------------------------------------------------
 
@@ -195,6 +189,24 @@ def _without_round_digits(sql: str) -> str:
             last = index - 1
     out.append(sql[last:])
     return "".join(out)
+
+
+def stands_for(figure: Figure, value: float) -> bool:
+    """Whether ``figure`` (a number as written) may be ``value`` as a person rounds it:
+    the same rule the check applies to every figure of an answer."""
+    return any(low <= value <= high for low, high in _ranges(figure))
+
+
+def _ranges(figure: Figure) -> list[tuple[float, float]]:
+    """The values a numeric ``figure`` stands for: its interval, as a fraction too when
+    it is a percentage, and negated too when it was written without a minus."""
+    low, high = _interval(figure)
+    ranges = [(low, high)]
+    if figure.percent:
+        ranges.append((low / 100, high / 100))
+    if figure.value >= 0:
+        ranges += [(-hi, -lo) for lo, hi in ranges]
+    return ranges
 
 
 def _interval(figure: Figure) -> tuple[float, float]:

@@ -47,13 +47,18 @@ text-underline-offset:3px;cursor:help}
 """
 
 
+def page_head(title: str, css: str = CSS) -> str:
+    """The page up to ``<body>``: charset, viewport, the (escaped) title, inline CSS."""
+    return ('<!doctype html>\n<html lang="en"><head><meta charset="utf-8">\n'
+            '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+            f"<title>{escape(title)}</title><style>{css}</style></head><body>")
+
+
 def render_html(document: dict[str, Any]) -> str:
     """The whole report page; every model- or user-supplied string is escaped."""
     title = escape(document["title"])
     parts = [
-        "<!doctype html>", '<html lang="en"><head><meta charset="utf-8">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>{title}</title><style>{CSS}</style></head><body>",
+        page_head(document["title"]),
         (f"<header><h1>{title}</h1><p class=\"meta\">Batch {escape(document['batch_id'])} · "
          f"{escape(document['mode'])} mode · {escape(document['conversation'])} conversations · "
          f"model {escape(', '.join(document['models']))} · generated "

@@ -9,6 +9,8 @@ Only names present in the parsed schema are ever emitted. Understood shapes:
 - "average/mean/total/sum/max/min <numeric column>" -> avg/sum/max/min of it,
   grouped by the dimension when there is one;
 - "top N ..." / "N busiest ..." -> `LIMIT N` ("top" alone: 10);
+- "which X ... the most/highest/..." (X singular) -> the one top row (`LIMIT 1`);
+  "... the fewest/lowest/..." -> the one bottom row (`ORDER BY 2 LIMIT 1`);
 - "per month", "by month", "monthly", "trend", "over time" -> grouped by the
   `month` column (or `date_trunc('month', <date column>)`), ordered by month.
 Words map to tables by name (singular or plural) and to columns by name, by
@@ -71,6 +73,11 @@ TOP = re.compile(
 GROUP = re.compile(
     r"\b(?:by|per|each|every|across|which)\s+(?:the\s+|each\s+)?([a-z_]+)(?:\s+([a-z_]+))?"
 )
+# "Which carrier flew the most flights?" asks for one row, the top (or bottom) one;
+# "which destinations ..." (a plural) for several.
+WHICH_ONE = re.compile(
+    r"\bwhich\s+([a-z_]+)\b.*?\b(?:(most|highest|largest|biggest|longest|busiest|greatest|"
+    r"worst)|(fewest|least|lowest|smallest|shortest|best))\b")
 COUNT_OF = re.compile(
     r"\b(?:how many|number of|count of|count)\s+(?:distinct\s+|different\s+)?([a-z_]+)"
 )
@@ -223,8 +230,14 @@ def plan_query(question: str, schema: Schema) -> QueryPlan | None:
         return QueryPlan(f"SELECT {expr} FROM {source}", table.name, label)
     select_dim = dimension if dimension.startswith("date_trunc") else _ident(dimension)
     alias = " AS month" if dimension.startswith("date_trunc") else ""
+    which = WHICH_ONE.search(text) if limit is None else None
+    if which and _singular(which.group(1)) == which.group(1):
+        limit = 1
+    else:
+        which = None
     by_time = (alias or dimension in TIME_DIMENSIONS) and limit is None
-    sql = f"SELECT {select_dim}{alias}, {expr} FROM {source} GROUP BY 1 ORDER BY {'1' if by_time else '2 DESC'}"
+    order = "1" if by_time else "2" if which and which.group(3) else "2 DESC"
+    sql = f"SELECT {select_dim}{alias}, {expr} FROM {source} GROUP BY 1 ORDER BY {order}"
     if limit:
         sql += f" LIMIT {limit}"
     return QueryPlan(sql, table.name, f"{label} by {alias[4:] or dimension}")

@@ -168,3 +168,27 @@ def test_summary_block_after_25_rows_is_ignored(client, analyst_request):
     assert answer["charts"][0]["query_id"] == 7
     assert "C0 has the highest flights, at 100" in answer["answerText"]
     assert "40 rows, showing the first 25" in answer["answerText"]
+
+
+@pytest.mark.parametrize(("question", "sql"), [
+    ("Which carrier flew the most flights?",
+     "SELECT carrier, count(*) AS flights FROM flights GROUP BY 1 ORDER BY 2 DESC LIMIT 1"),
+    ("Which origin has the fewest flights?",
+     "SELECT origin, count(*) AS flights FROM flights GROUP BY 1 ORDER BY 2 LIMIT 1"),
+    ("Which carrier has the lowest average departure delay?",
+     "SELECT carrier, round(avg(dep_delay), 2) AS avg_dep_delay FROM flights GROUP BY 1 "
+     "ORDER BY 2 LIMIT 1"),
+    # A plural asks for several rows: the whole ranking.
+    ("Which origins have the most flights?",
+     "SELECT origin, count(*) AS flights FROM flights GROUP BY 1 ORDER BY 2 DESC"),
+])
+def test_which_questions_ask_for_one_row(question, sql):
+    import datetime as dt
+
+    from sunrise.fake_llm.question_sql import plan_query
+    from sunrise.fake_llm.schema_prompt import parse_schema
+    from worker.system_prompt import build_system_prompt
+
+    prompt = build_system_prompt([("flights", [("carrier", "VARCHAR"), ("origin", "VARCHAR"),
+                                               ("dep_delay", "DOUBLE")])], dt.date(2026, 1, 1))
+    assert plan_query(question, parse_schema(prompt)).sql == sql

@@ -1,0 +1,143 @@
+"""``sunrise eval QUESTIONS.yaml``: how often Sunrise answers your questions correctly.
+
+Sunrise answers every gold question as one batch, through the HTTP API (``--api``,
+``--key``) or in this process (``--local``); each answer is then scored (execution
+accuracy, answer accuracy, faithfulness, tokens, cost, latency, rounds, parse paths,
+failure codes) and the run written as JSON and self-contained HTML. ``--compare``
+puts an earlier run's JSON beside it. Given an earlier run's JSON instead of a gold
+file, nothing is asked again: the report is rendered (and compared) from it.
+
+In-process without ``ANTHROPIC_API_KEY`` (or ``ANTHROPIC_BASE_URL``), the questions
+go to Sunrise's offline model, started here for the run, and the report says so.
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import click
+import httpx
+from rich.console import Console
+
+from shared.config import Settings, get_settings
+from shared.errors import SunriseError
+from sunrise.eval.compare import compare_runs
+from sunrise.eval.gold import load_gold
+from sunrise.eval.gold_db import EvalDatabase, gold_database
+from sunrise.eval.report_html import render_eval_html
+from sunrise.eval.run import answer_questions, build_report, load_report, score_run
+from sunrise.report_cli import ProgressBar
+
+
+@click.command("eval")
+@click.argument("questions_file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+              default=Path("eval-report.html"), show_default=True,
+              help="The HTML report; the JSON goes beside it (same name, .json).")
+@click.option("--compare", "earlier", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              default=None, help="An earlier run's JSON report to compare with.")
+@click.option("--dataset", "dataset_id", default=None, help="Ask about this dataset (API only).")
+@click.option("--gold-db", default=None, type=click.Path(exists=True, dir_okay=False),
+              help="The DuckDB file gold SQL runs against (default: the built-in dataset).")
+@click.option("--local", is_flag=True, help="Answer in this process instead of through the API.")
+@click.option("--api", "api_url", default="http://127.0.0.1:8000", show_default=True)
+@click.option("--key", "api_key", default=None, help="API key (Bearer).")
+@click.option("--timeout", default=6 * 3600.0, show_default=True, help="Give up after seconds.")
+def eval_command(questions_file: Path, output: Path, earlier: Path | None,
+                 dataset_id: str | None, gold_db: str | None, local: bool, api_url: str,
+                 api_key: str | None, timeout: float) -> None:
+    """Score Sunrise on the gold questions of QUESTIONS_FILE (or re-render a run's JSON)."""
+    console = Console(stderr=True)
+    try:
+        if questions_file.suffix.lower() == ".json":
+            report = load_report(questions_file)
+        else:
+            report = _evaluate(questions_file, console, dataset_id=dataset_id, gold_db=gold_db,
+                               local=local, api_url=api_url, api_key=api_key, timeout=timeout)
+        if earlier is not None:
+            report["comparison"] = compare_runs(report, load_report(earlier))
+    except (SunriseError, ValueError) as exc:
+        raise click.ClickException(str(getattr(exc, "detail", exc))) from exc
+    html_path, json_path = output.with_suffix(".html"), output.with_suffix(".json")
+    if json_path != questions_file:
+        json_path.write_text(json.dumps(report, indent=1, default=str), encoding="utf-8")
+    html_path.write_text(render_eval_html(report), encoding="utf-8")
+    _print_summary(console, report, html_path, json_path)
+
+
+def _evaluate(questions_file: Path, console: Console, *, dataset_id: str | None,
+              gold_db: str | None, local: bool, api_url: str, api_key: str | None,
+              timeout: float) -> dict[str, Any]:
+    from sunrise.local import ensure_sample_db
+
+    gold = load_gold(questions_file)
+    if local and dataset_id is not None:
+        raise click.UsageError("--dataset works through the API; the in-process run answers "
+                               "on the built-in dataset")
+    settings = get_settings()
+    database = gold_database(settings, dataset_id, gold_db)
+    if gold_db is None and dataset_id is None:
+        ensure_sample_db(settings)
+    with _model(settings, local, console) as (run_settings, offline):
+        console.print(f"{len(gold.questions)} gold questions from {questions_file}"
+                      + (" (in-process)" if local else f" via {api_url}"))
+        with ProgressBar(console) as bar:
+            try:
+                document = answer_questions(gold, bar, run_settings, local=local,
+                                            api_url=api_url, api_key=api_key,
+                                            dataset_id=dataset_id, timeout=timeout)
+            except httpx.HTTPError as exc:
+                raise click.ClickException(f"the API at {api_url} did not answer: {exc}") from exc
+    db = EvalDatabase(database, settings)
+    try:
+        questions = score_run(gold, document, db)
+    finally:
+        db.close()
+    return build_report(gold, questions_file, document, questions, offline_model=offline,
+                        local=local, api_url=api_url, dataset_id=dataset_id, database=database)
+
+
+@contextlib.contextmanager
+def _model(settings: Settings, local: bool, console: Console) -> Iterator[tuple[Settings, bool]]:
+    """The settings to answer with: in-process and with no model configured, those of the
+    offline model, started here for the run and stopped after it."""
+    if not local or settings.anthropic_api_key or settings.anthropic_base_url:
+        yield settings, False
+        return
+    from sunrise.fake_llm.server import run_in_thread
+
+    server = run_in_thread(port=0)
+    console.print("No ANTHROPIC_API_KEY: answering with Sunrise's offline model, a test double "
+                  "(not Claude).")
+    try:
+        yield settings.model_copy(update={"anthropic_base_url": server.base_url,
+                                          "anthropic_api_key": "sunrise-offline"}), True
+    finally:
+        server.stop()
+
+
+def _print_summary(console: Console, report: dict[str, Any], html_path: Path,
+                   json_path: Path) -> None:
+    s = report["summary"]
+
+    def pct(value: float | None) -> str:
+        return "n/a" if value is None else f"{value:.1%}"
+
+    console.print(f"execution accuracy {pct(s['execution_accuracy'])} "
+                  f"({s['execution_correct']}/{s['scored']}), answer accuracy "
+                  f"{pct(s['answer_accuracy'])}, faithful answers {pct(s['faithfulness'])}, "
+                  f"cost ${s['cost_usd']:.4f}, latency p50 {s['latency_ms']['p50']} ms / p95 "
+                  f"{s['latency_ms']['p95']} ms")
+    for tier, t in s["by_tier"].items():
+        console.print(f"  {tier}: execution {pct(t['execution_accuracy'])}, answer "
+                      f"{pct(t['answer_accuracy'])} ({t['questions']} questions)")
+    comparison = report.get("comparison")
+    if comparison:
+        for metric in comparison["metrics"][:4]:
+            console.print(f"  vs earlier, {metric['label'].lower()}: {metric['before']} → "
+                          f"{metric['after']}")
+        console.print(f"  {comparison['fixed']} questions fixed, {comparison['broken']} broken")
+    console.print(f"report written to {html_path} and {json_path}")
