@@ -41,7 +41,8 @@ from sunrise.report_cli import ProgressBar
               default=None, help="An earlier run's JSON report to compare with.")
 @click.option("--dataset", "dataset_id", default=None, help="Ask about this dataset (API only).")
 @click.option("--gold-db", default=None, type=click.Path(exists=True, dir_okay=False),
-              help="The DuckDB file gold SQL runs against (default: the built-in dataset).")
+              help="The DuckDB file gold SQL runs against (default: the dataset's newest "
+                   "version, else the built-in dataset).")
 @click.option("--local", is_flag=True, help="Answer in this process instead of through the API.")
 @click.option("--api", "api_url", default="http://127.0.0.1:8000", show_default=True)
 @click.option("--key", "api_key", default=None, help="API key (Bearer).")

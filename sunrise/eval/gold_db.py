@@ -8,6 +8,7 @@ with a row cap far above a chart's so whole results are compared.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,24 +17,41 @@ import duckdb
 from shared.config import Settings
 from shared.errors import BadRequest
 from sunrise.eval.result_match import ResultSet
+from worker.datasets import version_path
 from worker.sql_sandbox import SqlSandbox
 
 ROW_LIMIT = 100_000
+_VERSION_FILE = re.compile(r"v(\d+)\.duckdb")
 QUERY_TIMEOUT_S = 60.0
 
 
 def gold_database(settings: Settings, dataset_id: str | None,
                   override: str | None = None) -> Path:
-    """The DuckDB file gold SQL runs against: ``override`` when given, else the
-    deployment's built-in dataset (the sample unless ``SUNRISE_DUCKDB_PATH`` says
-    otherwise). Raises BadRequest for a dataset id without ``override``: the file of a
-    tenant's dataset is not known on this side yet."""
+    """The DuckDB file gold SQL runs against: ``override`` when given; for a dataset, its
+    newest built version under ``SUNRISE_DATA_DIR`` (``worker/datasets`` layout); else
+    the deployment's built-in dataset (the sample unless ``SUNRISE_DUCKDB_PATH`` says
+    otherwise). Raises BadRequest for a dataset with no version file here."""
     if override:
         return Path(override)
-    if dataset_id is not None:
-        raise BadRequest(f"Gold SQL for dataset {dataset_id} needs that dataset's DuckDB file: "
-                         "pass it with --gold-db PATH.")
-    return Path(settings.duckdb_path)
+    if dataset_id is None:
+        return Path(settings.duckdb_path)
+    try:
+        folder = version_path(settings.data_dir, dataset_id, 1).parent
+    except ValueError as exc:
+        raise BadRequest(f"{dataset_id!r} is not a dataset id.") from exc
+    versions = sorted((int(m.group(1)), path) for path in _files(folder)
+                      if (m := _VERSION_FILE.fullmatch(path.name)))
+    if not versions:
+        raise BadRequest(f"No built version of dataset {dataset_id} under {settings.data_dir}; "
+                         "pass its DuckDB file with --gold-db PATH.")
+    return versions[-1][1]
+
+
+def _files(folder: Path) -> list[Path]:
+    try:
+        return list(folder.iterdir())
+    except OSError:
+        return []
 
 
 @dataclass(frozen=True)

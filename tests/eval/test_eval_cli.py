@@ -3,12 +3,14 @@ through the real API and worker, ``--compare`` on two runs, and ``--dataset``.""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 from flask import Flask, jsonify, request
 
 from shared.config import get_settings
+from shared.errors import BadRequest
 from sunrise.cli import main
 from tests.batches.test_report_cli import serving
 
@@ -184,10 +186,27 @@ def test_dataset_id_is_sent_only_when_given(tmp_path, base_settings):
     assert report["dataset_id"] == "ds-42" and report["summary"]["execution_correct"] == 1
 
 
+def test_a_dataset_gold_runs_on_its_newest_version(tmp_path, base_settings):
+    from sunrise.eval.gold_db import gold_database
+
+    settings = base_settings.model_copy(update={"data_dir": str(tmp_path)})
+    folder = tmp_path / "ds-1"
+    folder.mkdir()
+    for name in ("v1.duckdb", "v10.duckdb", "v2.duckdb", ".v11.duckdb.building", "notes.txt"):
+        (folder / name).write_text("")
+    assert gold_database(settings, "ds-1") == folder / "v10.duckdb"
+    assert gold_database(settings, None) == Path(base_settings.duckdb_path)
+    assert gold_database(settings, "ds-1", "/x.duckdb") == Path("/x.duckdb")
+    with pytest.raises(BadRequest, match="No built version of dataset ds-2"):
+        gold_database(settings, "ds-2")
+    with pytest.raises(BadRequest, match="not a dataset id"):
+        gold_database(settings, "../etc")
+
+
 def test_dataset_needs_its_gold_database_and_the_api(tmp_path):
     gold = tmp_path / "gold.yaml"
     gold.write_text("- {id: n, question: 'How many?', sql: SELECT 1}\n")
-    no_db = CliRunner().invoke(main, ["eval", str(gold), "--dataset", "ds-1", "-o",
+    no_db = CliRunner().invoke(main, ["eval", str(gold), "--dataset", "ds-unknown", "-o",
                                       str(tmp_path / "x.html")])
     assert no_db.exit_code != 0 and "--gold-db" in no_db.output
     local = CliRunner().invoke(main, ["eval", str(gold), "--local", "--dataset", "ds-1"])
