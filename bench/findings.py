@@ -119,9 +119,10 @@ formats analysts use (`58,665` and `58.7k`, `17.4%` from a fraction, `about 55,0
 first runs found real problems, now fixed: hedges read as strict bounds ("over 1,566
 flights" meaning *across*, "up to 38.85 million" for 38,851,317) and years
 ("in 2013" with no query showing a year) flagged correct answers; `GROUP BY 1` and
-`round(x, 2)` lent their digits as evidence. Two corpus answers the check flagged were
-*wrong* as written (a total the writer added up himself, a time written `0:01 am`);
-the answers were corrected, not the check. What it misses: an altered figure that
+`round(x, 2)` lent their digits as evidence. The check also caught the corpus itself:
+one answer stated a total its writer had added up from the rows (no query held it), so
+the case now computes it in SQL; and a time written `0:01 am` (people write `12:01 am`,
+which the corpus now does; the parser reads both). What it misses: an altered figure that
 equals, after rounding, another value the results show (`336` when the results
 hold 336 for Airbus) -- no check on values alone can tell those apart. Small
 integers and one-decimal figures collide most. The corpus is ours, written from
