@@ -71,7 +71,9 @@ class JobUsage(BaseModel):
     cache_creation_tokens: int
     total_effective_input: int
     context_tokens: int
-    cost_usd: float
+    cost_usd: float | None = Field(
+        description="null when a call went to a model without a known price")
+    llm_retries: int = Field(description="streams retried after a mid-stream error event")
     tool_rounds: int
     sql_executed: int
     sql_cache_hits: int

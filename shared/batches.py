@@ -119,9 +119,12 @@ def status_counts(s: Session, batch_id: str) -> dict[str, int]:
 def usage_totals(s: Session, batch_id: str) -> dict[str, Any]:
     """The batch's summed token and cost figures so far."""
     row = s.execute(select(*(func.coalesce(func.sum(getattr(Job, name)), 0).label(name)
-                             for name in USAGE_FIELDS)).where(Job.batch_id == batch_id)).one()
+                             for name in USAGE_FIELDS),
+                           (func.count() - func.count(Job.cost_usd)).label("unpriced"))
+                    .where(Job.batch_id == batch_id)).one()
     totals = {name: int(getattr(row, name)) for name in USAGE_FIELDS if name != "cost_usd"}
-    totals["cost_usd"] = float(row.cost_usd)
+    # A job on a model without a known price makes the batch's total unknown, not smaller.
+    totals["cost_usd"] = None if row.unpriced else float(row.cost_usd)
     return totals
 
 

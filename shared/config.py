@@ -8,46 +8,19 @@ worker can pass them on explicitly.
 from __future__ import annotations
 
 import functools
-from decimal import Decimal
 from pathlib import Path
 from typing import Literal
 
-from pydantic import AliasChoices, BaseModel, Field, model_validator
+from pydantic import AliasChoices, Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from shared.claude_models import ModelPrice
+from shared.claude_models import price_for as table_price
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 VAR_DIR = PROJECT_ROOT / "var"
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
-
-
-class ModelPrice(BaseModel):
-    """USD per million tokens. Cache prices default to 1.25x (write) and 0.1x (read) of input."""
-
-    input: Decimal
-    output: Decimal
-    cache_write: Decimal | None = None
-    cache_read: Decimal | None = None
-
-    def write_price(self) -> Decimal:
-        return self.cache_write if self.cache_write is not None else self.input * Decimal("1.25")
-
-    def read_price(self) -> Decimal:
-        return self.cache_read if self.cache_read is not None else self.input * Decimal("0.1")
-
-
-# List prices per million tokens; override with SUNRISE_PRICES (JSON) when they change.
-DEFAULT_PRICES: dict[str, ModelPrice] = {
-    "claude-sonnet-5-5": ModelPrice(input=Decimal(3), output=Decimal(15)),
-    "claude-sonnet-5": ModelPrice(input=Decimal(3), output=Decimal(15)),
-    "claude-sonnet-4-6": ModelPrice(input=Decimal(3), output=Decimal(15)),
-    "claude-sonnet-4-5": ModelPrice(input=Decimal(3), output=Decimal(15)),
-    "claude-opus-4-5": ModelPrice(input=Decimal(5), output=Decimal(25)),
-    "claude-sonnet-4": ModelPrice(input=Decimal(3), output=Decimal(15)),
-    "claude-opus-4-1": ModelPrice(input=Decimal(15), output=Decimal(75)),
-    "claude-haiku-4-5": ModelPrice(input=Decimal(1), output=Decimal(5)),
-    "claude-3-5-haiku": ModelPrice(input=Decimal("0.8"), output=Decimal(4)),
-}
 
 
 class Settings(BaseSettings):
@@ -70,8 +43,12 @@ class Settings(BaseSettings):
         default=None, validation_alias=AliasChoices("ANTHROPIC_BASE_URL", "SUNRISE_ANTHROPIC_BASE_URL")
     )
 
-    # The agent loop.
-    max_tokens: int = 4096
+    # The agent loop. Thinking and effort are explained in README ("How an answer is
+    # made"); max_tokens caps thinking plus the answer, so it leaves room for both
+    # (and is lowered to the model's own output limit when that is smaller).
+    thinking: Literal["adaptive", "between_tools", "off"] = "adaptive"
+    effort: Literal["low", "medium", "high", "xhigh", "max"] = "medium"
+    max_tokens: int = Field(default=16_000, ge=1)
     max_tool_rounds: int = 8
     history_turns: int = 20
     history_token_budget: int = 20_000
@@ -84,7 +61,8 @@ class Settings(BaseSettings):
     system_cache: bool = True  # cache_control on the system prompt block
     tool_result_format: Literal["csv", "json"] = "csv"
     tool_result_max_rows: int = 25  # rows listed before the summary; 0: every row kept
-    prices: dict[str, ModelPrice] = Field(default_factory=lambda: dict(DEFAULT_PRICES))
+    # Price overrides (JSON, USD per MTok) on top of shared/claude_models.py's table.
+    prices: dict[str, ModelPrice] = Field(default_factory=dict)
 
     # The SQL tool.
     sql_timeout_s: float = 10.0
@@ -142,14 +120,17 @@ class Settings(BaseSettings):
             raise ValueError("SUNRISE_AUTH=disabled is refused in production")
         return self
 
-    def price_for(self, model: str) -> ModelPrice:
-        """The price of ``model``: exact id, else the longest known id it starts with."""
-        if model in self.prices:
-            return self.prices[model]
-        for known in sorted(self.prices, key=len, reverse=True):
-            if model.startswith(known):
-                return self.prices[known]
-        return self.prices.get(DEFAULT_MODEL, DEFAULT_PRICES[DEFAULT_MODEL])
+    def price_for(self, model: str) -> ModelPrice | None:
+        """The price of ``model`` (SUNRISE_PRICES first, then the table); None if unknown."""
+        return table_price(model, self.prices)
+
+    @property
+    def llm_target(self) -> Literal["claude", "custom", "missing"]:
+        """Where the worker's LLM calls go: Claude (a key and no base URL), a configured
+        base URL (the offline model, a proxy), or nowhere because nothing is set."""
+        if self.anthropic_base_url:
+            return "custom"
+        return "claude" if self.anthropic_api_key else "missing"
 
 
 @functools.cache

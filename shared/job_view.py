@@ -8,7 +8,8 @@ from shared.models import Job
 
 USAGE_FIELDS = (
     "input_tokens", "output_tokens", "cache_read_tokens", "cache_creation_tokens",
-    "total_effective_input", "context_tokens", "cost_usd", "tool_rounds", "sql_executed",
+    "total_effective_input", "context_tokens", "cost_usd", "llm_retries", "tool_rounds",
+    "sql_executed",
     "sql_cache_hits", "llm_ms", "sql_ms", "wall_ms",
 )
 
@@ -28,7 +29,8 @@ def job_links(job_id: str) -> dict[str, str]:
 def job_to_dict(job: Job) -> dict[str, Any]:
     """The job as the API returns it: status, result, usage, error and timestamps."""
     usage = {name: getattr(job, name) or 0 for name in USAGE_FIELDS}
-    usage["cost_usd"] = float(job.cost_usd or 0)
+    # Null when a call went to a model without a known price: never a guess.
+    usage["cost_usd"] = None if job.cost_usd is None else float(job.cost_usd)
     result = None
     if job.answer_text is not None:
         result = {

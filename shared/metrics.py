@@ -80,6 +80,13 @@ class Metrics:
             "Tokens by kind: input (uncached), output, cache_read, cache_write.",
             ["model", "kind"], **r)
         self.llm_cost = Counter("sunrise_llm_cost_usd", "LLM cost in US dollars.", ["model"], **r)
+        self.llm_unpriced = Counter(
+            "sunrise_llm_unpriced_calls", "LLM calls to a model without a known price.",
+            ["model"], **r)
+        self.llm_retries = Counter(
+            "sunrise_llm_stream_retries",
+            "Streams retried after an error event mid-stream (the SDK retries the rest).",
+            ["model", "error_type"], **r)
         self.cache_hit_ratio = Gauge(
             "sunrise_prompt_cache_hit_ratio",
             "Share of prompt tokens read from the prompt cache since this process started: "
@@ -127,7 +134,10 @@ class Metrics:
             self.llm_calls.labels(model).inc()
             for kind, attr in TOKEN_KINDS.items():
                 self.llm_tokens.labels(model, kind).inc(getattr(usage, attr))
-            self.llm_cost.labels(model).inc(float(usage.cost_usd))
+            if usage.cost_usd is None:
+                self.llm_unpriced.labels(model).inc()
+            else:
+                self.llm_cost.labels(model).inc(float(usage.cost_usd))
             prompt = usage.input_tokens + usage.cache_read_tokens + usage.cache_creation_tokens
             with self._lock:
                 self._prompt_tokens += prompt
@@ -136,6 +146,13 @@ class Metrics:
                     self.cache_hit_ratio.set(self._cached_tokens / self._prompt_tokens)
         except Exception:
             logger.exception("could not record metrics of an LLM call to %s", model)
+
+    def llm_retry(self, model: str, error_type: str) -> None:
+        """Count one mid-stream retry. Never raises."""
+        try:
+            self.llm_retries.labels(model, error_type).inc()
+        except Exception:
+            logger.exception("could not record a stream retry of %s", model)
 
 
 _process_metrics: Metrics | None = None

@@ -57,7 +57,8 @@ class UsageColumns:
     cache_creation_tokens: Mapped[int] = mapped_column(BigInteger, default=0)
     total_effective_input: Mapped[int] = mapped_column(BigInteger, default=0)
     context_tokens: Mapped[int] = mapped_column(BigInteger, default=0)
-    cost_usd: Mapped[Decimal] = mapped_column(Money, default=Decimal(0))
+    # Null when the model has no known price (shared/claude_models.py).
+    cost_usd: Mapped[Decimal | None] = mapped_column(Money, nullable=True, default=Decimal(0))
 
 
 class Tenant(Base):
@@ -166,6 +167,7 @@ class Job(UsageColumns, Base):
     error_code: Mapped[str | None] = mapped_column(String(64), nullable=True)
     error_message: Mapped[str | None] = mapped_column(Text, nullable=True)
 
+    llm_retries: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     tool_rounds: Mapped[int] = mapped_column(Integer, default=0)
     sql_executed: Mapped[int] = mapped_column(Integer, default=0)
     sql_cache_hits: Mapped[int] = mapped_column(Integer, default=0)

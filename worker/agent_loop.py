@@ -1,16 +1,17 @@
 """The Claude tool-use loop: one user turn, any number of SQL rounds, one JSON answer.
 
-The message list is local to one :meth:`AgentLoop.run` call and is never persisted:
-later turns see only the final answer text, never this turn's tool trace.
+The message list lives on one ``AgentLoop`` (one job) and is never persisted: later
+turns see only the final answer text, never this turn's tool trace or thinking.
+Within the job, thinking blocks are replayed exactly as received.
 """
 from __future__ import annotations
 
-import copy
 import dataclasses
 import logging
 import time
 from collections.abc import Callable
-from typing import Any, Protocol
+from decimal import Decimal
+from typing import Protocol
 
 import anthropic
 
@@ -20,8 +21,18 @@ from worker.answer_stream import AnswerStreamer
 from worker.charts import bind_charts
 from worker.data_years import data_years
 from worker.extract_answer import ExtractedAnswer, extract_answer, truncated_answer
+from worker.llm_request import request_params, with_breakpoint
+from worker.llm_stream import stream_message
 from worker.number_check import Evidence, check_numbers
 from worker.sql_sandbox import QueryResult, SqlSandbox
+from worker.stop_reasons import (
+    Next,
+    answer_text,
+    as_params,
+    empty_answer,
+    next_step,
+    with_continuation,
+)
 from worker.system_prompt import EXECUTE_SQL_TOOL, system_blocks
 from worker.tool_result import text_for_model
 from worker.usage import CallUsage, price_usage
@@ -33,6 +44,8 @@ class LoopHooks(Protocol):
     """What the loop reports while it works; the runner persists and publishes it."""
 
     def on_llm_call(self, round_no: int, usage: CallUsage, stop_reason: str | None, ms: int) -> None: ...
+    def on_llm_retry(self, round_no: int, error_type: str) -> None: ...
+    def on_thinking(self, round_no: int, text: str) -> None: ...
     def on_tool_call(self, round_no: int, result: QueryResult, cached: bool) -> None: ...
     def on_answer_delta(self, text: str) -> None: ...
     def cancel_requested(self) -> bool: ...
@@ -42,6 +55,7 @@ class LoopHooks(Protocol):
 class LoopStats:
     usage: CallUsage = dataclasses.field(default_factory=CallUsage)
     llm_calls: int = 0
+    llm_retries: int = 0
     tool_rounds: int = 0
     sql_executed: int = 0
     sql_cache_hits: int = 0
@@ -62,7 +76,8 @@ class LoopOutcome:
 
 
 class AgentLoop:
-    """Runs one turn. Build one per job; it keeps the job's SQL cache and statistics."""
+    """Runs one turn. Build one per job; it keeps the job's messages, SQL cache and
+    statistics. ``round_no`` numbers the LLM calls of the job from 0."""
 
     def __init__(
         self,
@@ -87,6 +102,9 @@ class AgentLoop:
         self.clock = clock
         self.deadline = deadline if deadline is not None else clock() + settings.job_deadline_s
         self.stats = LoopStats()
+        self.messages: list[dict] = []
+        self.round_no = 0
+        self._asked_to_continue = False
         self._sql_cache: dict[str, QueryResult] = {}
         self._results: dict[int, QueryResult] = {}
         self._next_query_id = 1
@@ -100,76 +118,16 @@ class AgentLoop:
         Raises JobFailure (with a stable code) or JobCancelled; ``self.stats`` keeps the
         partial figures either way.
         """
-        messages: list[dict] = [*history, {"role": "user", "content": question}]
-        self.note_context(messages)
-        round_no = 0
+        self.start(history, question)
         while True:
-            self._check_boundary(round_no)
-            message = self._call(messages, round_no, stream_answer=True)
-            stop = message.stop_reason
-            if stop == "tool_use":
-                if self.stats.tool_rounds >= self.settings.max_tool_rounds:
-                    raise JobFailure(
-                        "tool_round_limit",
-                        f"The question needed more than {self.settings.max_tool_rounds} "
-                        "rounds of queries; try a narrower question.",
-                    )
-                round_no += 1
-                self.stats.tool_rounds += 1
-                messages.append({"role": "assistant", "content": as_params(message.content)})
-                messages.append({"role": "user", "content": self._run_tools(message, round_no)})
-            elif stop == "pause_turn":
-                round_no += 1
-                messages.append({"role": "assistant", "content": as_params(message.content)})
-            elif stop == "max_tokens":
-                return self._finish(truncated_answer())
-            elif stop in ("end_turn", "stop_sequence"):
-                text = "".join(b.text for b in message.content if b.type == "text")
-                return self._finish(extract_answer(text))
-            elif stop == "refusal":
-                raise JobFailure("llm_refused", "The model declined to answer this question.")
-            else:
-                raise JobFailure("llm_unexpected_stop", f"The model stopped unexpectedly ({stop}).")
+            self._check_boundary(self.round_no)
+            outcome = self.advance(self._call())
+            if outcome is not None:
+                return outcome
 
-    # -- one LLM call -------------------------------------------------------------
-
-    def _call(self, messages: list[dict], round_no: int, *, stream_answer: bool):
-        timeout = max(1.0, min(self.settings.llm_timeout_s, self.deadline - self.clock()))
-        started = time.perf_counter()
-        streamer = AnswerStreamer(self.hooks.on_answer_delta) if stream_answer else None
-        try:
-            with self.client.messages.stream(
-                model=self.model,
-                max_tokens=self.settings.max_tokens,
-                system=self.system,
-                tools=[EXECUTE_SQL_TOOL],
-                messages=self._with_breakpoint(messages),
-                timeout=timeout,
-            ) as stream:
-                for event in stream:
-                    if streamer is not None and event.type == "text":
-                        streamer.feed(event.text)
-                    elif streamer is not None and event.type == "content_block_stop":
-                        streamer.flush()
-                message = stream.get_final_message()
-        except anthropic.AuthenticationError as exc:
-            raise JobFailure("llm_auth_failed", f"The LLM service refused our key: {exc.message}") from exc
-        except anthropic.BadRequestError as exc:
-            raise JobFailure("llm_bad_request", f"The LLM service rejected the request: {exc.message}") from exc
-        except (anthropic.APIStatusError, anthropic.APIConnectionError) as exc:
-            raise JobFailure(
-                "llm_unavailable",
-                "The language model service is unavailable or overloaded right now "
-                f"(after {self.settings.llm_max_retries} retries: {type(exc).__name__}). "
-                "Please try again shortly.",
-            ) from exc
-        ms = int((time.perf_counter() - started) * 1000)
-        usage = price_usage(message.usage, self.settings.price_for(self.model))
-        self.stats.usage += usage
-        self.stats.llm_calls += 1
-        self.stats.llm_ms += ms
-        self.hooks.on_llm_call(round_no, usage, message.stop_reason, ms)
-        return message
+    def start(self, history: list[dict], question: str) -> None:
+        self.messages = [*history, {"role": "user", "content": question}]
+        self.note_context(self.messages)
 
     def note_context(self, messages: list[dict]) -> None:
         """Figures in the question and earlier turns count as seen by the model."""
@@ -177,16 +135,84 @@ class AgentLoop:
             if isinstance(message["content"], str):
                 self._evidence.add_context(message["content"])
 
-    def _with_breakpoint(self, messages: list[dict]) -> list[dict]:
-        """Mark the newest message as a cache breakpoint so the next round reads it back."""
-        if not self.settings.cache_messages:
-            return messages
-        last = copy.copy(messages[-1])
-        content = last["content"]
-        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
-        blocks[-1] = {**blocks[-1], "cache_control": {"type": "ephemeral"}}
-        last["content"] = blocks
-        return [*messages[:-1], last]
+    def request(self, cache_control: dict | None = None) -> dict:
+        """The next request's arguments: model rules applied, newest message a breakpoint."""
+        messages = self.messages
+        if self.settings.cache_messages:
+            messages = with_breakpoint(messages, cache_control or {"type": "ephemeral"})
+        return request_params(self.settings, self.model, system=self.system,
+                              tools=[EXECUTE_SQL_TOOL], messages=messages)
+
+    def advance(self, message) -> LoopOutcome | None:
+        """Take one reply (see ``worker/stop_reasons``); the outcome once the turn is over.
+
+        Raises JobFailure for the round limit, a refusal, a second empty reply or an
+        unknown stop reason.
+        """
+        step = next_step(message)
+        if step is Next.TRUNCATED:
+            return self._finish(truncated_answer())
+        if step is Next.ANSWER:
+            return self._finish(extract_answer(answer_text(message)))
+        self.round_no += 1
+        if step is Next.EMPTY:
+            if self._asked_to_continue:
+                raise empty_answer()
+            self._asked_to_continue = True
+            logger.warning("the model ended its turn without an answer; asking it to continue")
+            self.messages = with_continuation(self.messages)
+            return None
+        if step is Next.RUN_TOOLS and self.stats.tool_rounds >= self.settings.max_tool_rounds:
+            raise JobFailure(
+                "tool_round_limit",
+                f"The question needed more than {self.settings.max_tool_rounds} "
+                "rounds of queries; try a narrower question.",
+            )
+        content = as_params(message.content)
+        if content:
+            self.messages.append({"role": "assistant", "content": content})
+        if step is Next.RUN_TOOLS:
+            self.stats.tool_rounds += 1
+            self.messages.append({"role": "user", "content": self._run_tools(message,
+                                                                              self.round_no)})
+        return None
+
+    # -- one LLM call -------------------------------------------------------------
+
+    def _call(self):
+        round_no = self.round_no
+        timeout = max(1.0, min(self.settings.llm_timeout_s, self.deadline - self.clock()))
+        started = time.perf_counter()
+        streamer = [AnswerStreamer(self.hooks.on_answer_delta)]
+
+        def on_event(event) -> None:
+            if event.type == "text":
+                streamer[0].feed(event.text)
+            elif event.type == "content_block_stop":
+                block = event.content_block
+                if block.type == "thinking" and block.thinking.strip():
+                    self.hooks.on_thinking(round_no, block.thinking)
+                streamer[0].flush()
+
+        def on_retry(_attempt: int, kind: str) -> None:
+            self.stats.llm_retries += 1
+            self.hooks.on_llm_retry(round_no, kind)
+            streamer[0] = AnswerStreamer(self.hooks.on_answer_delta)  # the reply restarts
+
+        result = stream_message(self.client, self.request(), timeout=timeout,
+                                on_event=on_event, on_retry=on_retry)
+        self.account(result.message, int((time.perf_counter() - started) * 1000))
+        return result.message
+
+    def account(self, message, ms: int, *, discount: Decimal = Decimal(1)) -> CallUsage:
+        """Price and count one reply's usage (thinking tokens are in ``output_tokens``)."""
+        usage = price_usage(message.usage, self.settings.price_for(self.model),
+                            discount=discount)
+        self.stats.usage += usage
+        self.stats.llm_calls += 1
+        self.stats.llm_ms += ms
+        self.hooks.on_llm_call(self.round_no, usage, message.stop_reason, ms)
+        return usage
 
     # -- tools --------------------------------------------------------------------
 
@@ -271,18 +297,3 @@ class AgentLoop:
         except Exception:
             logger.exception("the numbers check of an answer failed; answer kept without it")
             return None
-
-
-def as_params(content: list[Any]) -> list[dict]:
-    """The assistant's content blocks as request params, exactly as they were sent to us."""
-    params = []
-    for block in content:
-        if block.type == "text":
-            params.append({"type": "text", "text": block.text})
-        elif block.type == "tool_use":
-            params.append(
-                {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
-            )
-        else:
-            params.append(block.model_dump(exclude_none=True))
-    return params

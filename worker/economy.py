@@ -15,7 +15,6 @@ workers: the answers come at the normal price, but they come.
 """
 from __future__ import annotations
 
-import copy
 import logging
 import threading
 import time
@@ -26,23 +25,20 @@ import anthropic
 from sqlalchemy import update
 
 from shared import batches as batch_rows
+from shared.claude_models import BATCH_DISCOUNT
 from shared.errors import JobCancelled, JobFailure
 from shared.models import Batch, Job, utcnow
-from shared.reports.document import ECONOMY_DISCOUNT
-from worker.agent_loop import AgentLoop, LoopOutcome, as_params
-from worker.extract_answer import extract_answer, truncated_answer
+from worker.agent_loop import AgentLoop, LoopOutcome
 from worker.history import load_history
 from worker.job_store import ClaimedJob, Finish
+from worker.llm_errors import RETRYABLE_STREAM_ERRORS, batch_failure, failure_for
 from worker.runner import JobRunner
-from worker.system_prompt import EXECUTE_SQL_TOOL
-from worker.usage import price_usage
+from worker.stop_reasons import thinking_texts
 
 logger = logging.getLogger(__name__)
 
 ONE_HOUR = {"type": "ephemeral", "ttl": "1h"}
 FIRST_POLL_S = 0.2
-PERMANENT_ERRORS = {"invalid_request_error", "authentication_error", "permission_error",
-                    "not_found_error", "billing_error", "request_too_large"}
 TRANSIENT_RETRIES = 2
 
 
@@ -50,7 +46,9 @@ class _BatchedLoop(AgentLoop):
     """The agent loop of one question with its LLM call taken out: the driver makes it.
 
     ``absorb`` takes one reply and does what ``AgentLoop.run`` does with a streamed
-    one, with the same SQL cache, query ids, round limit and chart binding.
+    one (``AgentLoop.advance``: the same stop reasons, SQL cache, query ids, round
+    limit, thinking replay and chart binding); ``request`` is the same request the
+    streaming loop sends, with 1-hour cache breakpoints.
     """
 
     def __init__(self, job: ClaimedJob, history: list[dict], **kw):
@@ -58,59 +56,23 @@ class _BatchedLoop(AgentLoop):
         # 1-hour breakpoints: the system prompt must outlive the wait for each batch.
         self.system = [{**block, "cache_control": ONE_HOUR} for block in self.system]
         self.job = job
-        self.messages: list[dict] = [*history, {"role": "user", "content": job.message}]
-        self.note_context(self.messages)
-        self.round_no = 0
+        self.start(history, job.message)
         self.retries = 0
         self.started = time.perf_counter()
 
-    def request(self) -> dict[str, Any]:
-        messages = self.messages
-        if self.settings.cache_messages:
-            last = copy.copy(messages[-1])
-            content = last["content"]
-            blocks = ([{"type": "text", "text": content}] if isinstance(content, str)
-                      else list(content))
-            blocks[-1] = {**blocks[-1], "cache_control": ONE_HOUR}
-            messages = [*messages[:-1], {**last, "content": blocks}]
-        return {"model": self.model, "max_tokens": self.settings.max_tokens,
-                "system": self.system, "tools": [EXECUTE_SQL_TOOL], "messages": messages}
+    def request(self, cache_control: dict | None = None) -> dict:
+        return super().request(ONE_HOUR)
 
     def absorb(self, message, ms: int) -> LoopOutcome | None:
         """Account for ``message``; returns the outcome once the question is answered.
 
-        Raises JobFailure like the agent loop (round limit, refusal, odd stop reason).
+        Raises JobFailure like the agent loop (round limit, refusal, empty answer...).
         """
-        usage = price_usage(message.usage, self.settings.price_for(self.model),
-                            discount=ECONOMY_DISCOUNT)
-        self.stats.usage += usage
-        self.stats.llm_calls += 1
-        self.stats.llm_ms += ms
-        self.hooks.on_llm_call(self.round_no, usage, message.stop_reason, ms)
-        stop = message.stop_reason
-        if stop == "tool_use":
-            if self.stats.tool_rounds >= self.settings.max_tool_rounds:
-                raise JobFailure("tool_round_limit",
-                                 f"The question needed more than {self.settings.max_tool_rounds} "
-                                 "rounds of queries; try a narrower question.")
-            self.round_no += 1
-            self.stats.tool_rounds += 1
-            self.messages.append({"role": "assistant", "content": as_params(message.content)})
-            results = self._run_tools(message, self.round_no)
-            self.messages.append({"role": "user", "content": results})
-            return None
-        if stop == "pause_turn":
-            self.round_no += 1
-            self.messages.append({"role": "assistant", "content": as_params(message.content)})
-            return None
-        if stop == "max_tokens":
-            return self._finish(truncated_answer())
-        if stop in ("end_turn", "stop_sequence"):
-            return self._finish(extract_answer("".join(
-                b.text for b in message.content if b.type == "text")))
-        if stop == "refusal":
-            raise JobFailure("llm_refused", "The model declined to answer this question.")
-        raise JobFailure("llm_unexpected_stop", f"The model stopped unexpectedly ({stop}).")
+        round_no = self.round_no
+        self.account(message, ms, discount=BATCH_DISCOUNT)
+        for text in thinking_texts(message.content):
+            self.hooks.on_thinking(round_no, text)
+        return self.advance(message)
 
     def check_boundary(self) -> None:
         self._check_boundary(self.round_no)
@@ -204,12 +166,9 @@ class EconomyBatch:
                 pause = min(pause * 1.6, self.settings.economy_poll_max_s)
                 created = client.messages.batches.retrieve(created.id)
             return {r.custom_id: r.result for r in client.messages.batches.results(created.id)}
-        except anthropic.BadRequestError as exc:
-            raise JobFailure("llm_bad_request", "The Message Batches API rejected the batch: "
-                             f"{exc.message}") from exc
         except anthropic.APIError as exc:
-            raise JobFailure("llm_unavailable", "The Message Batches API failed "
-                             f"({type(exc).__name__}); please try again shortly.") from exc
+            raise failure_for(exc, model=loops[0].model,
+                              retries=client.max_retries) from exc
 
     def _handle(self, loop: _BatchedLoop, result, ms: int) -> bool:
         """Take one question's result; True while the question stays open."""
@@ -237,8 +196,8 @@ class EconomyBatch:
         error = result.error.error if result is not None else None
         kind = getattr(error, "type", "missing_result")
         message = getattr(error, "message", "no result came back for this request")
-        if kind in PERMANENT_ERRORS:
-            raise JobFailure("llm_bad_request", f"The LLM service rejected the request: {message}")
+        if kind not in RETRYABLE_STREAM_ERRORS and kind != "missing_result":
+            raise batch_failure(kind, message, model=loop.model)
         loop.retries += 1
         if loop.retries > TRANSIENT_RETRIES:
             raise JobFailure("llm_unavailable", f"The request failed {loop.retries} times in "

@@ -8,6 +8,12 @@ import anthropic
 from shared.config import Settings
 
 OFFLINE_KEY = "sunrise-offline"
+MISSING_KEY_HELP = (
+    "ANTHROPIC_API_KEY is not set (nor ANTHROPIC_BASE_URL), so Sunrise has no language model "
+    "to ask. Set ANTHROPIC_API_KEY to use Claude, or run on Sunrise's offline model (a test "
+    "double, not Claude): add --offline to `sunrise ask`, `sunrise report --local` or "
+    "`sunrise eval`, or serve `sunrise fake-llm` and set ANTHROPIC_BASE_URL to it."
+)
 
 
 def make_client(settings: Settings, *, timeout_s: float | None = None) -> anthropic.Anthropic:

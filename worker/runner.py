@@ -17,7 +17,7 @@ from worker.agent_loop import AgentLoop, LoopStats
 from worker.heartbeat import Heartbeats
 from worker.history import load_history
 from worker.job_store import ClaimedJob, Finish, JobStore
-from worker.llm_client import make_client
+from worker.llm_client import MISSING_KEY_HELP, make_client
 from worker.sql_sandbox import get_sandbox
 from worker.system_prompt import build_system_prompt
 from worker.usage import CallUsage
@@ -103,6 +103,8 @@ class JobRunner:
         self.heartbeats.add(job.id, job.attempt)
         loop = None
         try:
+            if self.settings.llm_target == "missing":
+                raise JobFailure("llm_auth", MISSING_KEY_HELP)
             with self.store.sessions() as s:
                 history = load_history(
                     s, job.conversation_id, exclude_job_id=job.id,
@@ -139,6 +141,7 @@ class JobRunner:
     def _finish(self, job: ClaimedJob, finish: Finish, stats: LoopStats, started: float) -> str | None:
         finish.usage = {
             **stats.usage.as_dict(),
+            "llm_retries": stats.llm_retries,
             "tool_rounds": stats.tool_rounds, "sql_executed": stats.sql_executed,
             "sql_cache_hits": stats.sql_cache_hits, "llm_ms": stats.llm_ms,
             "sql_ms": stats.sql_ms, "wall_ms": int((time.perf_counter() - started) * 1000),
@@ -169,11 +172,19 @@ class _Hooks:
         set_log_field("round", round_no)
         self.runner.store.record_llm_call(self.job, round_no, usage.as_dict(), stop_reason, ms)
         data = {k: v for k, v in usage.as_dict().items() if k != "cost_usd"}
+        cost = None if usage.cost_usd is None else float(usage.cost_usd)
         self.runner.events.publish(self.job.id, "llm_call", {
-            "round": round_no, **data, "cost_usd": float(usage.cost_usd),
-            "stop_reason": stop_reason, "ms": ms})
+            "round": round_no, **data, "cost_usd": cost, "stop_reason": stop_reason, "ms": ms})
         if self.runner.metrics is not None:
             self.runner.metrics.llm_call(self.job.model, usage)
+
+    def on_llm_retry(self, round_no: int, error_type: str) -> None:
+        if self.runner.metrics is not None:
+            self.runner.metrics.llm_retry(self.job.model, error_type)
+
+    def on_thinking(self, round_no: int, text: str) -> None:
+        # Summary text only, as the API returned it; thinking is never stored.
+        self.runner.events.publish(self.job.id, "thinking", {"round": round_no, "text": text})
 
     def on_tool_call(self, round_no: int, result, cached: bool) -> None:
         set_log_field("round", round_no)

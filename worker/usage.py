@@ -1,10 +1,15 @@
-"""Token accounting: exact figures per LLM call, summed per job, priced per model."""
+"""Token accounting: exact figures per LLM call, summed per job, priced per model.
+
+A model without a price (see ``shared/claude_models.py``) costs ``None``, and so does
+any sum it is part of: an unknown figure is never reported as another model's.
+Thinking tokens are billed as output and the API counts them in ``output_tokens``.
+"""
 from __future__ import annotations
 
 import dataclasses
 from decimal import Decimal
 
-from shared.config import ModelPrice
+from shared.claude_models import ModelPrice
 
 MILLION = Decimal(1_000_000)
 
@@ -17,7 +22,7 @@ class CallUsage:
     output_tokens: int = 0
     cache_read_tokens: int = 0
     cache_creation_tokens: int = 0
-    cost_usd: Decimal = Decimal(0)
+    cost_usd: Decimal | None = Decimal(0)
 
     @property
     def total_effective_input(self) -> int:
@@ -46,31 +51,35 @@ class CallUsage:
             self.output_tokens + other.output_tokens,
             self.cache_read_tokens + other.cache_read_tokens,
             self.cache_creation_tokens + other.cache_creation_tokens,
-            self.cost_usd + other.cost_usd,
+            None if self.cost_usd is None or other.cost_usd is None
+            else self.cost_usd + other.cost_usd,
         )
 
 
-def price_usage(usage, price: ModelPrice, *, discount: Decimal = Decimal(1)) -> CallUsage:
+def price_usage(usage, price: ModelPrice | None, *, discount: Decimal = Decimal(1)) -> CallUsage:
     """Build a CallUsage from the SDK's ``Usage`` object, priced with ``price``.
 
-    ``discount`` scales the whole cost (0.5 for the Message Batches API).
+    ``discount`` scales the whole cost (0.5 for the Message Batches API). A prompt
+    over a price's long-prompt threshold is billed at the long-prompt rates.
     """
     inp = usage.input_tokens or 0
     out = usage.output_tokens or 0
     read = getattr(usage, "cache_read_input_tokens", None) or 0
     write = getattr(usage, "cache_creation_input_tokens", None) or 0
+    if price is None:
+        return CallUsage(inp, out, read, write, None)
+    rates = price.for_prompt(inp + read + write)
     write_1h = _one_hour_writes(usage)
     cost = (
-        inp * price.input
-        + out * price.output
-        + (write - write_1h) * price.write_price()
-        + write_1h * price.input * 2
-        + read * price.read_price()
+        inp * rates.input
+        + out * rates.output
+        + (write - write_1h) * rates.write_price()
+        + write_1h * rates.write_1h_price()
+        + read * rates.read_price()
     ) / MILLION
     return CallUsage(inp, out, read, write, (cost * discount).quantize(Decimal("0.00000001")))
 
 
 def _one_hour_writes(usage) -> int:
-    # One-hour cache writes cost 2x input rather than 1.25x.
     detail = getattr(usage, "cache_creation", None)
     return (getattr(detail, "ephemeral_1h_input_tokens", None) or 0) if detail else 0

@@ -64,7 +64,8 @@ class UsageFigures(BaseModel):
     output_tokens: int
     cache_read_tokens: int
     cache_creation_tokens: int
-    cost_usd: float
+    cost_usd: float | None = Field(description="null when any call was to an unpriced model")
+    unpriced_calls: int = Field(description="calls to a model without a known price")
     cache_hit_ratio: float = Field(description="cache_read / (input + cache_read + cache_write)")
 
 

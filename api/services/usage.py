@@ -4,7 +4,7 @@ Per-call rows are what was really spent: a job retried after a lost worker has t
 calls of every attempt here, while its job row keeps the figures of the attempt
 that finished. Totals are one more query over the same rows, so they equal the sum
 of the per-call rows exactly (jobs are counted once even when a job's calls span
-two days).
+two days). A call to a model without a known price has a null cost; see ``_figures``.
 """
 from __future__ import annotations
 
@@ -38,6 +38,7 @@ def usage_report(session: Session, tenant_id: int, group_by: GroupBy,
         func.count(LlmCall.id).label("llm_calls"),
         *(func.coalesce(func.sum(getattr(LlmCall, name)), 0).label(name) for name in TOKEN_FIELDS),
         func.coalesce(func.sum(LlmCall.cost_usd), 0).label("cost_usd"),
+        (func.count(LlmCall.id) - func.count(LlmCall.cost_usd)).label("unpriced_calls"),
     ]
     where = [LlmCall.tenant_id == tenant_id]
     if start is not None:
@@ -63,7 +64,10 @@ def _figures(row, **extra) -> dict[str, Any]:
     out["llm_calls"] = int(row["llm_calls"])
     for name in TOKEN_FIELDS:
         out[name] = int(row[name])
-    out["cost_usd"] = float(Decimal(row["cost_usd"]))
+    # Calls to a model without a known price make the group's cost unknown (null),
+    # never a smaller number; unpriced_calls says how many there were.
+    out["unpriced_calls"] = int(row["unpriced_calls"])
+    out["cost_usd"] = None if out["unpriced_calls"] else float(Decimal(row["cost_usd"]))
     prompt = out["input_tokens"] + out["cache_read_tokens"] + out["cache_creation_tokens"]
     out["cache_hit_ratio"] = round(out["cache_read_tokens"] / prompt, 6) if prompt else 0.0
     return out

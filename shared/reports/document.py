@@ -14,18 +14,21 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
-from shared.config import ModelPrice
+from shared.claude_models import BATCH_DISCOUNT, ModelPrice
 from shared.job_view import USAGE_FIELDS, iso
 from shared.models import Batch, Job, utcnow
 
 CHART_TOKEN = re.compile(r"\{\{\s*chart\s*:\s*(\d+)\s*\}\}")
 MILLION = Decimal(1_000_000)
 # The Message Batches API bills half the standard price.
-ECONOMY_DISCOUNT = Decimal("0.5")
+ECONOMY_DISCOUNT = BATCH_DISCOUNT
 
 
-def standard_cost(job: Job, price: ModelPrice) -> Decimal:
-    """What the job's tokens cost at the normal (non-batch, 5-minute cache) prices."""
+def standard_cost(job: Job, price: ModelPrice | None) -> Decimal | None:
+    """What the job's tokens cost at the normal (non-batch, 5-minute cache) prices;
+    None for a model without a known price."""
+    if price is None:
+        return None
     return (
         (job.input_tokens or 0) * price.input
         + (job.output_tokens or 0) * price.output
@@ -35,7 +38,7 @@ def standard_cost(job: Job, price: ModelPrice) -> Decimal:
 
 
 def build_document(batch: Batch, jobs: Sequence[Job],
-                   price_for: Callable[[str], ModelPrice],
+                   price_for: Callable[[str], ModelPrice | None],
                    queries: Mapping[str, list[dict[str, Any]]] | None = None) -> dict[str, Any]:
     """The report of ``batch`` from its ``jobs`` (any order; sorted by batch index) and
     the ``queries`` each answer ran (by job id, see ``shared.batches.answer_queries``).
@@ -47,15 +50,17 @@ def build_document(batch: Batch, jobs: Sequence[Job],
     questions = []
     totals: dict[str, Any] = dict.fromkeys(USAGE_FIELDS, 0)
     totals["cost_usd"] = Decimal(0)
-    standard_total = Decimal(0)
+    standard_total: Decimal | None = Decimal(0)
     counts = {"succeeded": 0, "failed": 0, "cancelled": 0, "unfinished": 0}
     for job in sorted(jobs, key=lambda j: j.batch_index or 0):
-        usage = {name: getattr(job, name) or 0 for name in USAGE_FIELDS}
-        for name in USAGE_FIELDS:
+        usage = {name: getattr(job, name) or 0 for name in USAGE_FIELDS if name != "cost_usd"}
+        for name in usage:
             totals[name] += usage[name]
-        usage["cost_usd"] = float(usage["cost_usd"])
+        # An unknown cost (a model without a price) makes every sum it is in unknown.
+        usage["cost_usd"] = None if job.cost_usd is None else float(job.cost_usd)
+        totals["cost_usd"] = _add(totals["cost_usd"], job.cost_usd)
         standard = standard_cost(job, price_for(job.model))
-        standard_total += standard
+        standard_total = _add(standard_total, standard)
         counts[job.status if job.status in counts else "unfinished"] += 1
         if job.numbers:
             numbers["checked"] += job.numbers.get("checked") or 0
@@ -76,21 +81,22 @@ def build_document(batch: Batch, jobs: Sequence[Job],
             "error": ({"code": job.error_code, "message": job.error_message}
                       if job.error_code else None),
             "usage": usage,
-            "standard_cost_usd": float(round(standard, 8)),
+            "standard_cost_usd": _usd(standard),
             "started_at": iso(job.started_at),
             "finished_at": iso(job.finished_at),
         })
     cost = totals["cost_usd"]
-    totals["cost_usd"] = float(cost)
+    totals["cost_usd"] = _usd(cost)
     seen = totals["input_tokens"] + totals["cache_read_tokens"] + totals["cache_creation_tokens"]
     economy = None
     if batch.mode == "economy":
-        saving = standard_total - cost
+        saving = None if cost is None or standard_total is None else standard_total - cost
         economy = {
-            "cost_usd": float(cost),
-            "standard_cost_usd": float(round(standard_total, 8)),
-            "saving_usd": float(round(saving, 8)),
-            "saving_ratio": round(float(saving / standard_total), 4) if standard_total else 0.0,
+            "cost_usd": _usd(cost),
+            "standard_cost_usd": _usd(standard_total),
+            "saving_usd": _usd(saving),
+            "saving_ratio": (None if saving is None else
+                             round(float(saving / standard_total), 4) if standard_total else 0.0),
         }
     return {
         "batch_id": batch.id,
@@ -104,11 +110,19 @@ def build_document(batch: Batch, jobs: Sequence[Job],
         "counts": counts,
         "usage": totals,
         "cache_hit_ratio": round(totals["cache_read_tokens"] / seen, 4) if seen else None,
-        "standard_cost_usd": float(round(standard_total, 8)),
+        "standard_cost_usd": _usd(standard_total),
         "economy": economy,
         "numbers": numbers,
         "questions": questions,
     }
+
+
+def _add(total: Decimal | None, value: Decimal | None) -> Decimal | None:
+    return None if total is None or value is None else total + value
+
+
+def _usd(value: Decimal | None) -> float | None:
+    return None if value is None else float(round(value, 8))
 
 
 def answer_segments(question: dict[str, Any]) -> Iterator[tuple[str, Any]]:

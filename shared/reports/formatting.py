@@ -10,7 +10,8 @@ def fmt_int(value: Any) -> str:
 
 def fmt_usd(value: Any) -> str:
     # Per-question costs are fractions of a cent; four decimals keep them readable.
-    return f"${float(value or 0):,.4f}"
+    # None is a model without a known price: said so, never shown as $0.
+    return "unknown (unpriced model)" if value is None else f"${float(value):,.4f}"
 
 
 def fmt_pct(ratio: float | None) -> str:
@@ -34,9 +35,10 @@ def saving_sentence(document: dict[str, Any]) -> str:
                 f"{fmt_usd(economy['standard_cost_usd'])} for the same tokens in normal mode: "
                 f"a saving of {fmt_usd(economy['saving_usd'])} "
                 f"({fmt_pct(economy['saving_ratio'])}).")
+    standard = document["standard_cost_usd"]
+    half = None if standard is None else standard / 2
     return (f"Normal mode. Economy mode (\"mode\": \"economy\") bills the same tokens at half "
-            f"price, about {fmt_usd(document['standard_cost_usd'] / 2)}, in exchange for "
-            "slower delivery.")
+            f"price, about {fmt_usd(half)}, in exchange for slower delivery.")
 
 
 def counts_sentence(document: dict[str, Any]) -> str:

@@ -1,5 +1,5 @@
-"""The Anthropic-compatible surface: `/v1/messages`, `/v1/messages/count_tokens`
-and `/v1/messages/batches...`.
+"""The Anthropic-compatible surface: `/v1/messages`, `/v1/messages/count_tokens`,
+`/v1/messages/batches...` and `/v1/models/{id}`.
 
 Every endpoint requires `x-api-key` or `Authorization: Bearer` (any value; none
 -> 401 `authentication_error`), accepts any `anthropic-version`, and is recorded
@@ -23,20 +23,25 @@ from starlette.routing import Route
 from sunrise.fake_llm import batches
 from sunrise.fake_llm.errors import ApiError
 from sunrise.fake_llm.faults import REQUEST_KINDS
+from sunrise.fake_llm.model_rules import model_info
 from sunrise.fake_llm.request_log import auth_scheme
 from sunrise.fake_llm.request_validation import validate_messages
 from sunrise.fake_llm.state import FakeLLMState
-from sunrise.fake_llm.usage import input_tokens
 from sunrise.fake_llm.wire import cut_for_stream_error, json_bytes, stream_events
 
 Handler = Callable[[Request, FakeLLMState, object, dict], Awaitable[Response]]
 CLIENT_CLOSED = 499  # nginx's convention for "the client went away first"
+# https://platform.claude.com/docs/en/api/errors ("Request size limits"): 32 MB.
+MAX_REQUEST_BYTES = 32 * 1024 * 1024
 
 
 async def _read_json(request: Request) -> object:
     raw = await request.body()
     if not raw:
         return None
+    if len(raw) > MAX_REQUEST_BYTES:
+        raise ApiError(413, f"request is {len(raw)} bytes; the Messages API takes at most "
+                       f"{MAX_REQUEST_BYTES}")
     try:
         return json.loads(raw)
     except ValueError as error:
@@ -134,13 +139,23 @@ async def count_tokens(
     request: Request, state: FakeLLMState, body: object, outcome: dict
 ) -> Response:
     validate_messages(body, require_max_tokens=False)
-    return Response(json_bytes({"input_tokens": input_tokens(body)}), media_type="application/json")
+    _, blocks = state.builder.check(body)
+    return Response(json_bytes({"input_tokens": sum(block.tokens for block in blocks)}),
+                    media_type="application/json")
+
+
+async def retrieve_model(
+    request: Request, state: FakeLLMState, body: object, outcome: dict
+) -> Response:
+    return Response(json_bytes(model_info(request.path_params["model_id"])),
+                    media_type="application/json")
 
 
 def api_routes() -> list[Route]:
     return [
         Route("/v1/messages", _logged(create_message), methods=["POST"]),
         Route("/v1/messages/count_tokens", _logged(count_tokens), methods=["POST"]),
+        Route("/v1/models/{model_id}", _logged(retrieve_model), methods=["GET"]),
         Route("/v1/messages/batches", _logged(batches.create_batch), methods=["POST"]),
         Route("/v1/messages/batches", _logged(batches.list_batches), methods=["GET"]),
         Route("/v1/messages/batches/{batch_id}", _logged(batches.retrieve_batch), methods=["GET"]),

@@ -6,12 +6,13 @@ the per-instance state, so two servers built from one config share nothing.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 
 @dataclass
 class FakeLLMConfig:
-    """What the server does when nobody has touched the control plane.
+    """What the server does when nobody has touched the control plane. (Per-model
+    rules, the prompt-cache minimums among them, come from shared/claude_models.py.)
 
     latency_ms / jitter_ms: added to every `/v1/messages` call (fixed + uniform
     random jitter in [0, jitter_ms]).
@@ -19,8 +20,6 @@ class FakeLLMConfig:
     repeatable for a given sequence of calls.
     hang_seconds: how long a `hang` fault stalls unless the fault gives its own
     `seconds`; the stall ends early when the client disconnects.
-    min_cache_tokens: minimum cacheable prefix per model family, matched as a
-    substring of the model id; `default` applies to every other model.
     batch_seconds: simulated-clock seconds a message batch stays `in_progress`.
     log_max_entries: the request log keeps the newest this many entries (stats
     keep counting past it) so a long benchmark cannot exhaust memory.
@@ -30,16 +29,6 @@ class FakeLLMConfig:
     jitter_ms: float = 0.0
     seed: int = 0
     hang_seconds: float = 600.0
-    min_cache_tokens: dict[str, int] = field(
-        default_factory=lambda: {"haiku": 2048, "default": 1024}
-    )
     batch_seconds: float = 1.0
     log_max_entries: int = 5000
 
-    def min_cacheable_tokens(self, model: str) -> int:
-        """The minimum prefix length (tokens) that `model` will cache."""
-        lowered = model.lower()
-        for family, minimum in self.min_cache_tokens.items():
-            if family != "default" and family in lowered:
-                return minimum
-        return self.min_cache_tokens.get("default", 1024)

@@ -3,6 +3,9 @@
 The "current question" is the latest user message that is plain text (a string,
 or content blocks none of which is a `tool_result`). Everything after it is the
 current turn's tool loop: assistant replies and user messages of tool results.
+A text block a client adds to the turn after the question (a continuation prompt
+after an empty reply) is a "nudge": it answers a reply that left no assistant
+message behind.
 """
 
 from __future__ import annotations
@@ -55,6 +58,12 @@ class Turn:
     question: str
     assistant_replies: int
     tool_results: list[ToolResult]
+    nudges: int = 0
+
+    @property
+    def replies_so_far(self) -> int:
+        """Replies the model already gave in this turn, including empty ones."""
+        return self.assistant_replies + self.nudges
 
 
 def current_turn(messages: list[dict]) -> Turn | None:
@@ -72,11 +81,17 @@ def current_turn(messages: list[dict]) -> Turn | None:
         for block in _blocks(message.get("content", ""))
         if block.get("type") == "tool_result"
     ]
+    question_blocks = [b for b in _blocks(messages[index].get("content", ""))
+                       if b.get("type") == "text"]
+    nudges = max(0, len(question_blocks) - 1) + sum(
+        1 for message in later if message.get("role") == "user"
+        for block in _blocks(message.get("content", "")) if block.get("type") == "text")
     return Turn(
         question_index=index,
-        question=message_text(messages[index]),
+        question=question_blocks[0].get("text", "") if question_blocks else "",
         assistant_replies=sum(1 for m in later if m.get("role") == "assistant"),
         tool_results=results,
+        nudges=nudges,
     )
 
 

@@ -25,6 +25,10 @@ ERROR_TYPES = {
 }
 
 DEFAULT_MESSAGES = {
+    401: "invalid x-api-key (offline model)",
+    403: "Your API key does not have permission to use the specified resource. (offline model)",
+    404: "Not found (offline model)",
+    413: "Request exceeds the maximum allowed number of bytes. (offline model)",
     429: "Number of request tokens has exceeded your per-minute rate limit (offline model)",
     500: "Internal server error (offline model)",
     529: "Overloaded",

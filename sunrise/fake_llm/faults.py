@@ -6,11 +6,17 @@ an RNG seeded by the server's `seed`, so a run is repeatable for a given call
 sequence). A fault waits for the first `/v1/messages` call it applies to:
 
 - `429`, `529`, `500`: an error response (`retry_after` seconds on 429/529);
+- `401`, `403`, `404`, `413`: the errors of a bad key, a key without permission,
+  an unknown model and an oversized request (never retried by the SDK);
 - `hang`: stall `seconds` (default: config `hang_seconds`) before answering,
   ending early when the client disconnects — this is how client timeouts are tested;
-  these four apply to any call and are drawn before the reply is built;
-- `stream_error`: streaming calls only; an `event: error` after part of the text;
+  these apply to any call and are drawn before the reply is built;
+- `stream_error`: streaming calls only; an `event: error` (`overloaded_error`)
+  after part of the reply;
 - `max_tokens`: half of the reply's text, stop `max_tokens`, tool calls dropped;
+- `context_window`: the same cut, stop `model_context_window_exceeded`;
+- `empty_end_turn`: no content at all, stop `end_turn` (what the API documents
+  after tool results);
 - `refusal`: an empty text block, stop `refusal` with `stop_details`;
 - `pause_turn`: a short text, stop `pause_turn`; the client resends and the
   policy carries on;
@@ -32,11 +38,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from sunrise.fake_llm.conversation import last_sql
-from sunrise.fake_llm.reply import SQL_TOOL, Reply, text_block, text_reply, tool_reply
+from sunrise.fake_llm.reply import (
+    SQL_TOOL,
+    Reply,
+    empty_reply,
+    text_block,
+    text_reply,
+    tool_reply,
+)
 
-REQUEST_KINDS = ("429", "529", "500", "hang")
+REQUEST_KINDS = ("429", "529", "500", "401", "403", "404", "413", "hang")
 ANSWER_KINDS = ("prose_before_json", "fenced_json", "invalid_json", "no_json")
-REPLY_KINDS = ("stream_error", "max_tokens", "refusal", "pause_turn", "repeat_sql", *ANSWER_KINDS)
+REPLY_KINDS = ("stream_error", "max_tokens", "context_window", "empty_end_turn", "refusal",
+               "pause_turn", "repeat_sql", *ANSWER_KINDS)
 KINDS = REQUEST_KINDS + REPLY_KINDS
 
 
@@ -125,9 +139,12 @@ def reply_fault_applies(kind: str, reply: Reply, stream: bool, messages: list[di
 def apply_reply_fault(kind: str, reply: Reply, messages: list[dict]) -> Reply:
     """Reshape `reply` as fault `kind` says (`stream_error` is left to the encoder)."""
     text = reply.text
-    if kind == "max_tokens":
+    if kind in ("max_tokens", "context_window"):
         words = (text or "Let me look into that for you").split(" ")
-        return Reply([text_block(" ".join(words[: max(1, len(words) // 2)]))], "max_tokens")
+        stop = "max_tokens" if kind == "max_tokens" else "model_context_window_exceeded"
+        return Reply([text_block(" ".join(words[: max(1, len(words) // 2)]))], stop)
+    if kind == "empty_end_turn":
+        return empty_reply()
     if kind == "refusal":
         return text_reply("", "refusal")
     if kind == "pause_turn":

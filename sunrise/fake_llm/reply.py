@@ -13,7 +13,8 @@ from sunrise.fake_llm.usage import block_tokens
 from sunrise.fake_llm.wire import new_id
 
 SQL_TOOL = "execute_sql"
-STOP_REASONS = {"end_turn", "tool_use", "max_tokens", "pause_turn", "refusal", "stop_sequence"}
+STOP_REASONS = {"end_turn", "tool_use", "max_tokens", "pause_turn", "refusal", "stop_sequence",
+                "model_context_window_exceeded"}
 REFUSAL_DETAILS = {
     "type": "refusal",
     "category": None,
@@ -23,9 +24,17 @@ REFUSAL_DETAILS = {
 
 @dataclass(frozen=True)
 class Reply:
+    """``bare``: an empty turn that gets no thinking either (the documented 2-3 token
+    empty ``end_turn``). ``hidden_thinking_tokens``: thinking billed as output but not
+    returned (``display: "omitted"``). ``thinking``: what the reply's thinking says,
+    when the request makes the model think (else a summary is made up)."""
+
     content: list[dict]
     stop_reason: str = "end_turn"
     stop_details: dict | None = None
+    bare: bool = False
+    hidden_thinking_tokens: int = 0
+    thinking: str | None = None
 
     @property
     def text(self) -> str:
@@ -62,17 +71,28 @@ def tool_reply(text: str | None, calls: list[tuple[str, dict]]) -> Reply:
     return Reply(content, "tool_use")
 
 
-def cut_to_max_tokens(reply: Reply, max_tokens: int) -> Reply:
-    """Honour `max_tokens`: keep whole blocks while they fit, cut the next text block.
+def empty_reply() -> Reply:
+    return Reply([], "end_turn", bare=True)
 
-    A tool call that does not fit is dropped entirely (its input would be
-    unusable JSON). Returns `reply` unchanged when it already fits.
+
+def cut_to_max_tokens(reply: Reply, max_tokens: int) -> Reply:
+    """Honour `max_tokens` (thinking counts towards it): keep whole blocks while they
+    fit, cut the next text block.
+
+    Thinking blocks are kept whole (a signed block cannot be cut); a tool call that
+    does not fit is dropped entirely (its input would be unusable JSON). Returns
+    `reply` unchanged when it already fits.
     """
-    if sum(block_tokens(block) for block in reply.content) <= max_tokens:
+    spent = sum(block_tokens(block) for block in reply.content) + reply.hidden_thinking_tokens
+    if spent <= max_tokens:
         return reply
-    budget, kept = max_tokens, []
+    budget, kept = max_tokens - reply.hidden_thinking_tokens, []
     for block in reply.content:
         cost = block_tokens(block)
+        if block["type"] == "thinking":
+            kept.append(block)
+            budget -= cost
+            continue
         if cost <= budget:
             kept.append(block)
             budget -= cost
@@ -81,4 +101,5 @@ def cut_to_max_tokens(reply: Reply, max_tokens: int) -> Reply:
             cut = block["text"].encode()[: budget * 4].decode("utf-8", "ignore")
             kept.append(text_block(cut))
         break
-    return Reply(kept or [text_block("")], "max_tokens")
+    return Reply(kept or [text_block("")], "max_tokens",
+                 hidden_thinking_tokens=reply.hidden_thinking_tokens)

@@ -3,9 +3,12 @@
 Checked: `model` (non-empty string), `max_tokens` (integer >= 1, messages only),
 `messages` (non-empty list of `user`/`assistant` messages whose content is a
 string or a list of blocks, starting with `user` and alternating), `system`
-(string or list of blocks), `tools` (list of objects with a `name`). Anything
-wrong raises `ApiError(400)` (`invalid_request_error`) with a message naming the
-field, as the real API's messages do.
+(string or list of blocks), `tools` (list of objects with a `name`). As on the
+real API, no message but a final assistant one may be empty, and no text block
+may be empty or whitespace. Anything wrong raises `ApiError(400)`
+(`invalid_request_error`) with a message naming the field, as the real API's
+messages do. The per-model rules (thinking, effort, sampling, `tool_choice`...)
+are `model_rules`'.
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ def validate_messages(body: object, *, require_max_tokens: bool = True) -> dict:
             isinstance(block, dict) and isinstance(block.get("type"), str) for block in content
         ):
             _fail(f"messages.{index}.content: every content block needs a 'type'")
+        _check_not_empty(index, content, last=index == len(messages) - 1 and role == "assistant")
         if index == 0 and role != "user":
             _fail('messages: first message must use the "user" role')
         if role == previous:
@@ -66,3 +70,17 @@ def validate_messages(body: object, *, require_max_tokens: bool = True) -> dict:
     ):
         _fail("tools: Input should be a list of tool definitions, each with a 'name'")
     return body
+
+
+def _check_not_empty(index: int, content: str | list, *, last: bool) -> None:
+    if not content and not last:
+        _fail(f"messages.{index}: all messages must have non-empty content except for the "
+              "optional final assistant message")
+    if isinstance(content, str):
+        if content and not content.strip() and not last:
+            _fail(f"messages.{index}.content: text content blocks must contain non-whitespace text")
+        return
+    for position, block in enumerate(content):
+        if block["type"] == "text" and not str(block.get("text", "")).strip():
+            _fail(f"messages.{index}.content.{position}.text: text content blocks must contain "
+                  "non-whitespace text")

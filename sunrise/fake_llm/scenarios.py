@@ -3,17 +3,21 @@
 A scenario is registered with `POST /_control/scenarios {"name": N, "turns": [...]}`
 and chosen by the marker `[[scenario:N]]` in the current question (the latest
 plain-text user message). Reply k (0-based) of the current question's tool loop
-— k = the number of assistant messages after the question — is the k-th
-non-error turn:
+— k = the number of assistant messages after the question, plus continuation
+prompts sent after empty replies — is the k-th non-error turn:
 
 - `{"text": "..."}`: text, stop `end_turn`;
 - `{"tool_calls": [{"sql": "..."} | {"name": ..., "input": {...}}], "text"?: "..."}`:
   optional text, then one `tool_use` per call, stop `tool_use`;
-- `{"stop_reason": "max_tokens|pause_turn|refusal|end_turn", "text": "..."}`;
+- `{"stop_reason": "max_tokens|model_context_window_exceeded|pause_turn|refusal|end_turn",
+  "text": "..."}`;
+- `{"empty": true}`: an `end_turn` with no content at all (and no thinking);
 - `{"error": 429|500|529|..., "retry_after"?: s, "message"?: "..."}`: an error
   turn fires once, for the identical request, before the reply that follows it.
   Retries of that request then get the next error turn or the reply, which is
   how an SDK retry sequence is scripted.
+Any reply turn may carry `"thinking": "..."`: the summary of the thinking block
+the reply gets when the request's thinking mode thinks (see `thinking`).
 Text is literal. Asking past the last turn returns a text saying the scenario is
 exhausted; an unknown name is a 400 `invalid_request_error`.
 """
@@ -23,11 +27,18 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sunrise.fake_llm.conversation import Turn
 from sunrise.fake_llm.errors import ERROR_TYPES, ApiError
-from sunrise.fake_llm.reply import SQL_TOOL, STOP_REASONS, Reply, text_reply, tool_reply
+from sunrise.fake_llm.reply import (
+    SQL_TOOL,
+    STOP_REASONS,
+    Reply,
+    empty_reply,
+    text_reply,
+    tool_reply,
+)
 
 MARKER = re.compile(r"\[\[scenario:([A-Za-z0-9_.\-]+)\]\]")
 
@@ -53,6 +64,8 @@ def _validate_turn(turn: object, position: int) -> dict:
         for call in calls:
             if not isinstance(call, dict) or not ("sql" in call or "input" in call):
                 raise ValueError(f"{where}: each tool call needs 'sql' or 'input'")
+    elif turn.get("empty") is True:
+        pass
     elif "stop_reason" in turn:
         if turn["stop_reason"] not in STOP_REASONS:
             raise ValueError(f"{where}: 'stop_reason' must be one of {sorted(STOP_REASONS)}")
@@ -75,13 +88,17 @@ def _steps(turns: list[dict]) -> list[_Step]:
 
 
 def _reply(turn: dict) -> Reply:
+    if turn.get("empty") is True:
+        return empty_reply()
     if "tool_calls" in turn:
         calls = [
             (call.get("name", SQL_TOOL), call["input"] if "input" in call else {"sql": call["sql"]})
             for call in turn["tool_calls"]
         ]
-        return tool_reply(turn.get("text"), calls)
-    return text_reply(turn.get("text", ""), turn.get("stop_reason", "end_turn"))
+        reply = tool_reply(turn.get("text"), calls)
+    else:
+        reply = text_reply(turn.get("text", ""), turn.get("stop_reason", "end_turn"))
+    return replace(reply, thinking=turn.get("thinking"))
 
 
 class ScenarioBook:
@@ -123,7 +140,7 @@ class ScenarioBook:
             raise ApiError(
                 400, f"unknown scenario {name!r}: register it with POST /_control/scenarios"
             )
-        k = turn.assistant_replies
+        k = turn.replies_so_far
         if k >= len(steps):
             return text_reply(f"[offline model: scenario {name!r} has no reply {k + 1}]")
         step = steps[k]

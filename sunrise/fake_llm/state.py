@@ -45,7 +45,7 @@ class FakeLLMState:
     def __init__(self, config: FakeLLMConfig, clock: SimClock | None = None):
         self.config = config
         self.clock = clock or SimClock()
-        self.cache = PromptCache(self.clock, config.min_cacheable_tokens)
+        self.cache = PromptCache(self.clock)
         self.faults = FaultPlan(config.seed)
         self.scenarios = ScenarioBook()
         self.log = RequestLog(config.log_max_entries)

@@ -10,6 +10,8 @@ a list of prompt blocks, each counted on its own:
 - `system` as a string, or each of its text blocks: tokens(text);
 - message content as a string, or a `text` block: tokens(text);
 - a `tool_use` block: tokens of the compact JSON of its `input`;
+- a `thinking` block: tokens of its `thinking` text (a reply's omitted thinking is
+  billed on top, as output);
 - a `tool_result` block: tokens of its string content, or the sum over its
   text blocks (other inner blocks: their compact JSON);
 - any other block (image, document, thinking...): tokens of its compact JSON.
@@ -43,6 +45,8 @@ def block_tokens(block: dict) -> int:
         return text_tokens(block.get("text", ""))
     if kind == "tool_use":
         return text_tokens(_compact(block.get("input", {})))
+    if kind == "thinking":
+        return text_tokens(block.get("thinking", ""))
     if kind == "tool_result":
         content = block.get("content", "")
         if isinstance(content, str):

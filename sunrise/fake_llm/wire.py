@@ -6,7 +6,10 @@ literally `data: {"type": "ping"}` (with the space) as the real service sends it
 right after the first `content_block_start` when that block has deltas (the
 recorded refusal, whose only block is empty, has no ping). A tool's input is streamed as an
 empty `input_json_delta` followed by several chunks of `json.dumps(input)`, never
-split inside an escape sequence so every prefix parses in partial mode.
+split inside an escape sequence so every prefix parses in partial mode. A
+thinking block starts empty (`"thinking": "", "signature": ""`), streams its
+text as `thinking_delta`s and ends with one `signature_delta`, as the recorded
+`stream-a-*.sse` do.
 """
 
 from __future__ import annotations
@@ -84,6 +87,8 @@ def _empty_block(block: dict) -> dict:
         return {"type": "text", "text": ""}
     if block["type"] == "tool_use":
         return {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
+    if block["type"] == "thinking":
+        return {"type": "thinking", "thinking": "", "signature": ""}
     return block
 
 
@@ -94,6 +99,10 @@ def _deltas(index: int, block: dict) -> list[bytes]:
         payload = json.dumps(block["input"], ensure_ascii=False)
         deltas = [{"type": "input_json_delta", "partial_json": ""}]
         deltas += [{"type": "input_json_delta", "partial_json": c} for c in json_chunks(payload)]
+    elif block["type"] == "thinking":
+        deltas = [{"type": "thinking_delta", "thinking": chunk}
+                  for chunk in text_chunks(block["thinking"])]
+        deltas.append({"type": "signature_delta", "signature": block["signature"]})
     else:
         deltas = []
     return [

@@ -109,7 +109,7 @@ def test_html_report_is_one_file_with_valid_svg_charts(finished_batch):
     lowered = html.lower()
     assert "<script" not in lowered and " src=" not in lowered and "<link" not in lowered
     assert "Fifty questions" in html and "Cache hit ratio" in html
-    assert "llm_refused" in html and "The model declined" in html
+    assert "refused" in html and "The model declined" in html
     assert "Total" in html and finished_batch["questions"][0] in html
 
 
@@ -138,12 +138,12 @@ def test_markdown_json_and_csv_reports(finished_batch):
     md = reports["md"].get_data(as_text=True)
     assert reports["md"].mimetype == "text/markdown"
     assert md.count("](data:image/svg+xml;base64,") >= 45
-    assert "| | **Total** |" in md and "`llm_refused`" in md
+    assert "| | **Total** |" in md and "`refused`" in md
 
     document = reports["json"].get_json()
     assert document["total"] == 50 and len(document["questions"]) == 50
     failed = document["questions"][7]
-    assert failed["status"] == "failed" and failed["error"]["code"] == "llm_refused"
+    assert failed["status"] == "failed" and failed["error"]["code"] == "refused"
     first = document["questions"][0]
     assert first["charts"][0]["vega_lite"]["$schema"].endswith("v5.json")
     assert "svg" not in first["charts"][0]

@@ -41,7 +41,7 @@ def test_economy_batch_answers_in_rounds_of_message_batches(client, auth, settin
         assert all(j.tool_rounds == 1 and j.sql_executed == 1 and j.charts for j in answered)
         # Economy answers are checked like any other.
         assert all(j.numbers["checked"] > 0 and j.numbers["unsupported"] == [] for j in answered)
-        assert jobs[4].error_code == "llm_refused"
+        assert jobs[4].error_code == "refused"
         # The 1-hour cache written in round 1 is read back in round 2.
         assert all(j.cache_read_tokens > 0 for j in answered)
         calls = s.scalars(select(LlmCall).where(LlmCall.job_id == jobs[1].id)

@@ -88,7 +88,7 @@ def test_failed_jobs_count_by_error_code(settings, fake_llm):
     job_id, _ = create_job(settings, f"{scenario} {marker()}")
     assert runner.run(job_id) == "failed"
     assert registry.get_sample_value("sunrise_jobs_finished_total", {"status": "failed"}) == 1
-    assert registry.get_sample_value("sunrise_job_errors_total", {"code": "llm_refused"}) == 1
+    assert registry.get_sample_value("sunrise_job_errors_total", {"code": "refused"}) == 1
 
 
 def test_metrics_endpoint_moves_when_a_worker_runs_a_job(client, auth, celery_worker, fake_llm):

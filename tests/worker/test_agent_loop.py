@@ -303,7 +303,7 @@ def test_exhausted_retries_fail_with_llm_unavailable(runner, settings, fake_llm)
 def test_a_refusal_is_a_clear_failure(runner, settings, fake_llm):
     scenario = fake_llm.scenario("refuse", [{"stop_reason": "refusal", "text": ""}])
     job = run(runner, settings, f"{scenario} {marker()}")
-    assert job["status"] == "failed" and job["error"]["code"] == "llm_refused"
+    assert job["status"] == "failed" and job["error"]["code"] == "refused"
 
 
 def _text(message: dict) -> str:
