@@ -42,6 +42,10 @@ def api(host: str, port: int, workers: int) -> None:
 def worker(concurrency: int | None, queues: str, loglevel: str) -> None:
     """Run a Celery worker (threads pool) for the given queues."""
     from worker.celery_app import create_app
+    from worker.llm_client import MISSING_KEY_HELP
+
+    if _settings().llm_target == "missing":
+        raise click.UsageError(MISSING_KEY_HELP)
 
     argv = ["worker", "--pool", "threads", "--queues", queues, "--loglevel", loglevel,
             "--concurrency", str(concurrency or _settings().worker_concurrency)]
@@ -102,17 +106,23 @@ def sample_data(path: str | None, force: bool) -> None:
     click.echo(f"sample data at {target}")
 
 
+OFFLINE_HELP = "Answer with Sunrise's offline model (a test double, not Claude), started here."
+
+
 @main.command()
 @click.argument("question")
 @click.option("--conversation", "conversation_id", default=None)
 @click.option("--json", "as_json", is_flag=True, help="Print the whole job as JSON.")
-def ask(question: str, conversation_id: str | None, as_json: bool) -> None:
+@click.option("--offline", is_flag=True, help=OFFLINE_HELP)
+def ask(question: str, conversation_id: str | None, as_json: bool, offline: bool) -> None:
     """Answer QUESTION in-process (no Redis, no worker needed)."""
     from sunrise.console_output import ProgressPrinter, print_job
     from sunrise.local import ask_local
+    from sunrise.offline import llm_settings
 
-    job = ask_local(_settings(), question, conversation_id=conversation_id,
-                    events=ProgressPrinter())
+    with llm_settings(_settings(), offline=offline) as settings:
+        job = ask_local(settings, question, conversation_id=conversation_id,
+                        events=ProgressPrinter())
     if as_json:
         click.echo(json.dumps(job, indent=2, default=str))
     else:
@@ -130,6 +140,16 @@ def fake_llm(host: str, port: int, latency_ms: int, jitter_ms: int) -> None:
     from sunrise.fake_llm.server import serve
 
     serve(host=host, port=port, latency_ms=latency_ms, jitter_ms=jitter_ms)
+
+
+@main.command()
+@click.option("--offline", is_flag=True,
+              help="Check against an in-process offline model (the default without a key).")
+def doctor(offline: bool) -> None:
+    """Check the model connection, thinking mode, prompt caching and cost per job."""
+    from sunrise.doctor import run_doctor
+
+    sys.exit(run_doctor(_settings(), offline=offline))
 
 
 @main.command()

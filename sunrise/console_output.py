@@ -5,7 +5,10 @@ import re
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
+
+from shared.reports.formatting import fmt_usd
 
 CHART_TOKEN = re.compile(r"\{\{chart:(\d+)\}\}")
 
@@ -23,6 +26,9 @@ class ProgressPrinter:
                 f"{data['cache_read_tokens']} cache read, "
                 f"{data['cache_creation_tokens']} cache write, {data['output_tokens']} out "
                 f"({data['stop_reason']}, {data['ms']} ms)[/dim]")
+        elif event == "thinking":
+            self.console.print(f"[dim italic]thinking: {escape(data['text'])}[/dim italic]",
+                               highlight=False)
         elif event == "tool_call":
             status = f"error: {data['error']}" if data.get("error") else f"{data['rows']} rows"
             cached = " (cached)" if data.get("cached") else ""
@@ -58,5 +64,5 @@ def print_job(job: dict[str, Any], console: Console | None = None) -> None:
         f"[dim]{u['tool_rounds']} tool rounds, {u['sql_executed']} queries "
         f"({u['sql_cache_hits']} cached); tokens: {u['input_tokens']} in, "
         f"{u['cache_read_tokens']} cache read, {u['cache_creation_tokens']} cache write, "
-        f"{u['output_tokens']} out; ${u['cost_usd']:.4f}; parse path "
+        f"{u['output_tokens']} out; {fmt_usd(u['cost_usd'])}; parse path "
         f"{result['parse_path']}[/dim]")

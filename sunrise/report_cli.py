@@ -19,6 +19,7 @@ import yaml
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from shared.reports.formatting import fmt_usd
 from sunrise.client import ApiError
 
 FORMATS = ("html", "md", "json", "csv")
@@ -103,13 +104,17 @@ class ProgressBar:
 @click.option("--conversation", type=click.Choice(["separate", "shared"]), default=None,
               help="shared: one conversation, questions asked in order.")
 @click.option("--local", is_flag=True, help="Run in this process instead of through the API.")
+@click.option("--offline", is_flag=True, help="With --local: answer with Sunrise's offline "
+              "model (a test double, not Claude), started here.")
 @click.option("--api", "api_url", default="http://127.0.0.1:8000", show_default=True)
 @click.option("--key", "api_key", default=None, help="API key (Bearer).")
 @click.option("--timeout", default=6 * 3600.0, show_default=True, help="Give up after seconds.")
 def report(questions_file: Path, output: Path, fmt: str | None, title: str | None,
-           mode: str | None, conversation: str | None, local: bool, api_url: str,
-           api_key: str | None, timeout: float) -> None:
+           mode: str | None, conversation: str | None, local: bool, offline: bool,
+           api_url: str, api_key: str | None, timeout: float) -> None:
     """Answer every question of QUESTIONS_FILE as one batch and write its report."""
+    if offline and not local:
+        raise click.UsageError("--offline runs the batch in this process: add --local")
     spec = load_questions(questions_file)
     fmt = fmt or (output.suffix.lower().lstrip(".") if output.suffix.lower().lstrip(".") in FORMATS
                   else "html")
@@ -121,9 +126,12 @@ def report(questions_file: Path, output: Path, fmt: str | None, title: str | Non
                   + (" (in-process)" if local else f" via {api_url}"))
     with ProgressBar(console) as bar:
         if local:
+            from shared.config import get_settings
             from shared.reports import render
+            from sunrise.offline import llm_settings
 
-            document, view = run_local(spec.questions, options, bar)
+            with llm_settings(get_settings(), offline=offline, console=console) as settings:
+                document, view = run_local(spec.questions, options, bar, settings)
             body = render(document, fmt)
         else:
             try:
@@ -135,7 +143,7 @@ def report(questions_file: Path, output: Path, fmt: str | None, title: str | Non
     usage = view["usage"]
     ratio = view.get("cache_hit_ratio")
     console.print(f"report written to {output} ({fmt}); {view['counts']['succeeded']} of "
-                  f"{view['total']} answered; ${usage['cost_usd']:.4f}; cache hit ratio "
+                  f"{view['total']} answered; {fmt_usd(usage['cost_usd'])}; cache hit ratio "
                   f"{'n/a' if ratio is None else f'{ratio:.0%}'}")
 
 

@@ -153,7 +153,10 @@ class AgentLoop:
         if step is Next.TRUNCATED:
             return self._finish(truncated_answer())
         if step is Next.ANSWER:
-            return self._finish(extract_answer(answer_text(message)))
+            answer = extract_answer(answer_text(message))
+            if answer.answer_text.strip():
+                return self._finish(answer)
+            step = Next.EMPTY  # {"answerText": ""} is no answer either
         self.round_no += 1
         if step is Next.EMPTY:
             if self._asked_to_continue:

@@ -18,8 +18,8 @@ def load_history(
 ) -> list[dict]:
     """Completed question/answer pairs, oldest first, newest kept within both caps.
 
-    A question whose job produced no answer (failed, cancelled) is left out, so the
-    roles always alternate user, assistant. Tool traces are never stored, so none
+    A question whose job produced no answer (failed, cancelled, or a blank one) is
+    left out, so the roles always alternate user, assistant and no turn is empty. Tool traces are never stored, so none
     can be replayed.
     """
     rows = session.execute(
@@ -30,7 +30,10 @@ def load_history(
     by_job: dict[str, dict[str, str]] = {}
     for job_id, role, text in rows:
         by_job.setdefault(job_id, {})[role] = text
-    pairs = [(t["user"], t["assistant"]) for t in by_job.values() if "user" in t and "assistant" in t]
+    # Blank answers (stored before empty replies were refused) are never replayed:
+    # the API refuses empty message content, and every later question would fail.
+    pairs = [(t["user"], t["assistant"]) for t in by_job.values()
+             if t.get("user", "").strip() and t.get("assistant", "").strip()]
     kept: list[tuple[str, str]] = []
     budget = token_budget
     for question, answer in reversed(pairs[-max_turns:] if max_turns > 0 else []):

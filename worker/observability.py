@@ -23,6 +23,7 @@ from prometheus_client import REGISTRY, CollectorRegistry, start_http_server
 
 from shared.config import Settings
 from shared.logging_setup import configure_logging
+from worker.llm_client import MISSING_KEY_HELP
 
 logger = logging.getLogger(__name__)
 
@@ -84,6 +85,10 @@ def install_observability(app: Celery, get_settings: Callable[[], Settings]) -> 
         if getattr(sender, "app", None) is not app or "server" in state:
             return  # another app's worker in this process (tests), or already serving
         settings = get_settings()
+        if settings.llm_target == "missing":
+            # `sunrise worker` refuses to start; a worker started by `celery` says it
+            # loudly, and its jobs fail at once with llm_auth rather than retrying.
+            logger.error("%s", MISSING_KEY_HELP)
         if not settings.worker_metrics_port:
             return
         try:

@@ -3,7 +3,7 @@
 
 const KEY_STORAGE = "sunrise.apiKey";
 export const TERMINAL = new Set(["succeeded", "failed", "cancelled"]);
-const PROGRESS_EVENTS = ["queued", "started", "llm_call", "tool_call", "answer_delta"];
+const PROGRESS_EVENTS = ["queued", "started", "llm_call", "thinking", "tool_call", "answer_delta"];
 
 export function getKey() {
   return localStorage.getItem(KEY_STORAGE) || "";

@@ -225,7 +225,7 @@ function onJobEvent(job, type, data) {
     ui.thread.scrollTop = ui.thread.scrollHeight;
   }
   if (type === "queued" || type === "status") setStatus(data.status || "queued");
-  if (type === "started" || type === "llm_call" || type === "tool_call") setStatus("running");
+  if (type === "started" || type === "llm_call" || type === "thinking" || type === "tool_call") setStatus("running");
   progress.event(type, data);
 }
 

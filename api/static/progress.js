@@ -1,5 +1,6 @@
 // The live trace of one job: queue and start, each LLM round with its
-// tokens, each SQL query as it runs, and a usage summary at the end.
+// tokens, the model's thinking summaries, each SQL query as it runs, and a
+// usage summary at the end.
 
 import { el, fmtInt, fmtMs, fmtUsd } from "./render.js";
 
@@ -19,6 +20,13 @@ function llmItem(d) {
     chip("cache write", fmtInt(d.cache_creation_tokens)),
     d.stop_reason ? chip("", d.stop_reason, "stop") : null,
     chip("", fmtMs(d.ms), "time"));
+}
+
+function thinkingItem(d) {
+  // The summary of the model's thinking in this round, as the API returned it.
+  const node = item("thinking", "Thinking");
+  node.append(el("div", { class: "thinking-text", "data-testid": "thinking-text" }, String(d.text || "")));
+  return node;
 }
 
 function sqlItem(d) {
@@ -71,6 +79,7 @@ export class Progress {
     if (type === "queued") this.note("Queued", "queued");
     else if (type === "started") this.note("Started on a worker", "started");
     else if (type === "llm_call") this.list.append(llmItem(data));
+    else if (type === "thinking") this.list.append(thinkingItem(data));
     else if (type === "tool_call") this.list.append(sqlItem(data));
   }
 

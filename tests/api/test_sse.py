@@ -181,6 +181,27 @@ def test_the_answer_streams_as_growing_answer_delta_events(live_api, tenant_key,
     assert events[-1].data["result"]["parse_path"] == "direct"
 
 
+def test_thinking_summaries_reach_subscribers_as_thinking_events(live_api, tenant_key,
+                                                                 fake_llm):
+    marker = fake_llm.scenario("thinking-events", [
+        {"thinking": "Plan: count the flights in one query.",
+         "tool_calls": [{"sql": "SELECT count(*) AS n FROM flights"}]},
+        {"thinking": "336776 rows: that is the answer.",
+         "text": json.dumps({"answerText": "There were 336,776 flights.", "charts": []})},
+    ])
+    with live_api.client(tenant_key) as client:
+        events = list(client.stream(client.submit(f"{marker} count them")["job_id"]))
+    names = [e.event for e in events]
+    thinking = [e.data for e in events if e.event == "thinking"]
+    assert [t["text"] for t in thinking] == ["Plan: count the flights in one query.",
+                                             "336776 rows: that is the answer."]
+    assert [t["round"] for t in thinking] == [0, 1]
+    # Each round's thinking comes before the round's llm_call (which follows the reply).
+    assert names.index("thinking") < names.index("llm_call") < names.index("tool_call")
+    assert events[-1].event == "succeeded"
+    assert "336776 rows" not in json.dumps(events[-1].data), "thinking is never stored"
+
+
 def test_a_reply_that_is_not_json_sends_no_deltas_and_is_recovered(live_api, tenant_key,
                                                                    fake_llm):
     answer = {"answerText": "There are many flights.", "charts": []}

@@ -31,7 +31,14 @@ def test_economy_batch_answers_in_rounds_of_message_batches(client, auth, settin
             params = item["params"]
             assert params["system"][0]["cache_control"] == {"type": "ephemeral", "ttl": "1h"}
             assert params["messages"][-1]["content"][-1]["cache_control"]["ttl"] == "1h"
+            # The same per-model request as the streaming loop's (shared builder).
+            assert params["thinking"] == {"type": "adaptive", "display": "summarized"}
+            assert params["output_config"] == {"effort": settings.effort}
     assert {i["custom_id"] for i in sent[0]["requests"]} == set(accepted["job_ids"])
+    # Round 2 replays round 1's thinking blocks (the offline model checks their signatures).
+    replayed = [b for item in sent[1]["requests"] for m in item["params"]["messages"]
+                if m["role"] == "assistant" for b in m["content"]]
+    assert {"thinking", "tool_use"} <= {b["type"] for b in replayed}
 
     price = settings.price_for(settings.model)
     with session_scope(settings.database_url) as s:

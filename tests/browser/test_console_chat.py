@@ -47,6 +47,10 @@ def test_question_streams_progress_and_renders_a_chart(page, live_api, console_k
     assert "executed" in sql_item
     llm_item = progress.locator("[data-kind=llm_call]").first.text_content()
     assert re.search(r"in [\d,]+", llm_item) and "tool_use" in llm_item, llm_item
+    # The model thinks by default; its summaries (SSE `thinking`) are in the trace.
+    thinking = progress.locator("[data-testid=thinking-text]")
+    assert thinking.count() >= 1
+    assert "FROM flights" in thinking.first.text_content(), "the plan names the query it runs"
     assert page.locator("[data-testid=job-usage]").is_visible()
 
     answer.locator("[data-testid=toggle-sql]").first.click()

@@ -6,7 +6,8 @@ from decimal import Decimal
 import pytest
 from pydantic import ValidationError
 
-from shared.config import ModelPrice, Settings
+from shared.claude_models import ModelPrice
+from shared.config import Settings
 
 
 def test_environment_variables_are_read_with_the_sunrise_prefix(monkeypatch):
@@ -28,9 +29,37 @@ def test_production_refuses_default_secrets_and_disabled_auth():
 def test_prices_match_dated_model_ids_and_default_cache_multipliers():
     settings = Settings()
     price = settings.price_for("claude-sonnet-4-5-20250929")
-    assert price == settings.prices["claude-sonnet-4-5"]
-    assert price.write_price() == price.input * Decimal("1.25")
-    assert price.read_price() == price.input * Decimal("0.1")
+    assert price == settings.price_for("claude-sonnet-4-5")
+    bare = ModelPrice(input=Decimal(2), output=Decimal(8))
+    assert bare.write_price() == Decimal("2.5") and bare.write_1h_price() == Decimal(4)
+    assert bare.read_price() == Decimal("0.2")
     explicit = ModelPrice(input=Decimal(2), output=Decimal(8), cache_write=Decimal(3),
                           cache_read=Decimal("0.5"))
     assert (explicit.write_price(), explicit.read_price()) == (Decimal(3), Decimal("0.5"))
+
+
+def test_sunrise_prices_overrides_the_table_by_exact_id_then_longest_prefix(monkeypatch):
+    monkeypatch.setenv("SUNRISE_PRICES", '{"claude-sonnet-4": {"input": 7, "output": 9}}')
+    settings = Settings()
+    assert settings.price_for("claude-sonnet-4-6").input == Decimal(7)
+    assert settings.price_for("claude-opus-4-6").input == Decimal(5), "the table otherwise"
+    assert settings.price_for("claude-unknown-1") is None
+
+
+def test_thinking_effort_and_max_tokens_defaults_and_environment(monkeypatch):
+    settings = Settings()
+    assert (settings.thinking, settings.effort) == ("adaptive", "medium")
+    assert settings.max_tokens >= 16_000
+    monkeypatch.setenv("SUNRISE_THINKING", "between_tools")
+    monkeypatch.setenv("SUNRISE_EFFORT", "low")
+    assert (Settings().thinking, Settings().effort) == ("between_tools", "low")
+    monkeypatch.setenv("SUNRISE_THINKING", "lots")
+    with pytest.raises(ValidationError, match="thinking"):
+        Settings()
+
+
+def test_the_llm_target_says_where_calls_go():
+    assert Settings(anthropic_api_key=None, anthropic_base_url=None).llm_target == "missing"
+    assert Settings(anthropic_api_key="k", anthropic_base_url=None).llm_target == "claude"
+    assert Settings(anthropic_api_key=None,
+                    anthropic_base_url="http://127.0.0.1:1").llm_target == "custom"
