@@ -92,7 +92,10 @@ its owner's analysis.
 """,
     "token_efficiency": """
 **Target met.** All configurations run the same 22 questions with the same scripted
-SQL and the same answers (output tokens are identical in every configuration).
+SQL and the same answers (output tokens are identical in every configuration). The
+model thinks as shipped (adaptive, effort medium on Sonnet 5.5): each reply carries
+a thinking block, billed as output and replayed as input within the question, the
+same in every configuration.
 What each saving does on this question mix: the 25-row cut + whole-result summary
 matters most for the few large results (4,043 planes, 365 days, 224 routes), CSV
 matters for every result (no repeated keys), and prompt caching turns the ≈ 1,700
@@ -100,7 +103,7 @@ tokens of tools + schema, sent twice per question, into 0.1× reads. Caching
 *alone* saves little with all rows in JSON: the message breakpoint writes each big
 tool result to the cache at 1.25× and the question ends before anything reads it
 back; with small CSV results that write is cheap, which is why the shipped
-combination (≈ 12×) beats the product of the parts.
+combination (≈ 11×) beats the product of the parts.
 """,
     "large_results": """
 **Target met.** The sandbox fetches at most `chart_row_limit + 1` rows and has

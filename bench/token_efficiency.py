@@ -19,7 +19,7 @@ from bench.figures import result, row
 from bench.stack import SAMPLE_DUCKDB
 from shared.config import Settings
 from sunrise.fake_llm.server import run_in_thread
-from worker.agent_loop import AgentLoop
+from worker.agent_loop import AgentLoop, SilentHooks
 from worker.llm_client import make_client
 from worker.sql_sandbox import SqlSandbox
 from worker.system_prompt import build_system_prompt
@@ -104,14 +104,6 @@ QUESTIONS: list[tuple[str, str]] = [
 ]
 
 
-class _NoHooks:
-    def on_llm_call(self, *args) -> None: ...
-    def on_tool_call(self, *args) -> None: ...
-    def on_answer_delta(self, text: str) -> None: ...
-    def cancel_requested(self) -> bool:
-        return False
-
-
 def run(smoke: bool = False, profile: bool = False) -> dict:
     """Billed-equivalent input per question for every configuration (smoke: 3 questions)."""
     questions = QUESTIONS[:3] if smoke else QUESTIONS
@@ -147,7 +139,7 @@ def _run_config(overrides: dict, questions: list[tuple[str, str]]) -> dict:
             for index, (question, sql) in enumerate(questions):
                 marker = _script(server.state, index, sql)
                 loop = AgentLoop(client=client, sandbox=sandbox, settings=settings,
-                                 system_prompt=prompt, hooks=_NoHooks())
+                                 system_prompt=prompt, hooks=SilentHooks())
                 outcome = loop.run([], f"{question} {marker}")
                 usage = outcome.stats.usage
                 totals["input"] += usage.input_tokens

@@ -29,7 +29,7 @@ from shared.config import Settings
 from shared.errors import JobFailure
 from sunrise.local import ensure_sample_db
 from sunrise.offline import offline_model
-from worker.agent_loop import AgentLoop, LoopOutcome
+from worker.agent_loop import AgentLoop, LoopOutcome, SilentHooks
 from worker.llm_client import OFFLINE_KEY, make_client
 from worker.llm_errors import failure_for
 from worker.llm_request import plan_thinking, request_params
@@ -46,18 +46,11 @@ class Check:
     detail: str
 
 
-class _Quiet:
+class _Quiet(SilentHooks):
     """Loop hooks that keep only what the doctor reports."""
 
     def __init__(self) -> None:
         self.thinking = 0
-
-    def on_llm_call(self, *args) -> None: ...
-    def on_llm_retry(self, *args) -> None: ...
-    def on_tool_call(self, *args) -> None: ...
-    def on_answer_delta(self, text: str) -> None: ...
-    def cancel_requested(self) -> bool:
-        return False
 
     def on_thinking(self, round_no: int, text: str) -> None:
         self.thinking += 1

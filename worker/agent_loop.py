@@ -51,6 +51,20 @@ class LoopHooks(Protocol):
     def cancel_requested(self) -> bool: ...
 
 
+class SilentHooks:
+    """Hooks that record nothing: for callers that only want the outcome (bench, doctor)."""
+
+    def on_llm_call(self, round_no: int, usage: CallUsage, stop_reason: str | None,
+                    ms: int) -> None: ...
+    def on_llm_retry(self, round_no: int, error_type: str) -> None: ...
+    def on_thinking(self, round_no: int, text: str) -> None: ...
+    def on_tool_call(self, round_no: int, result: QueryResult, cached: bool) -> None: ...
+    def on_answer_delta(self, text: str) -> None: ...
+
+    def cancel_requested(self) -> bool:
+        return False
+
+
 @dataclasses.dataclass
 class LoopStats:
     usage: CallUsage = dataclasses.field(default_factory=CallUsage)

@@ -39,9 +39,11 @@ def seed_calls(settings, tenant_id: int, rows: list[tuple[str, str, str, int]]) 
 
 
 def expected(calls: list[LlmCall]) -> dict:
+    unpriced = sum(c.cost_usd is None for c in calls)
     out = {"jobs": len({c.job_id for c in calls}), "llm_calls": len(calls),
            **{f: sum(getattr(c, f) for c in calls) for f in FIELDS},
-           "cost_usd": float(sum(c.cost_usd for c in calls))}
+           "cost_usd": None if unpriced else float(sum(c.cost_usd for c in calls)),
+           "unpriced_calls": unpriced}
     prompt = out["input_tokens"] + out["cache_read_tokens"] + out["cache_creation_tokens"]
     out["cache_hit_ratio"] = round(out["cache_read_tokens"] / prompt, 6)
     return out
@@ -118,3 +120,18 @@ def test_usage_needs_a_key_and_is_in_the_openapi_spec(client):
     assert client.get("/v1/usage").status_code == 401
     params = client.get("/openapi.json").get_json()["paths"]["/v1/usage"]["get"]["parameters"]
     assert {p["name"] for p in params} >= {"group_by", "from", "to"}
+
+
+def test_a_call_to_an_unpriced_model_makes_its_groups_cost_null(client, settings, tenant):
+    auth, tenant_id, _ = tenant
+    calls = seed_calls(settings, tenant_id, [(new_id(), "claude-a", "2024-04-01T09:00:00", 1),
+                                             (new_id(), "claude-x", "2024-04-01T10:00:00", 2)])
+    with session_scope(settings.database_url) as s:  # claude-x has no known price
+        s.execute(LlmCall.__table__.update().where(LlmCall.id == calls[1].id)
+                  .values(cost_usd=None))
+    calls[1].cost_usd = None
+    by_model = usage(client, auth, group_by="model")
+    assert by_model["items"] == [{"key": "claude-a", **expected(calls[:1])},
+                                 {"key": "claude-x", **expected(calls[1:])}]
+    assert by_model["items"][1]["cost_usd"] is None
+    assert by_model["totals"]["cost_usd"] is None and by_model["totals"]["unpriced_calls"] == 1

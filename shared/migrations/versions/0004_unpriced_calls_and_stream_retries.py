@@ -1,13 +1,13 @@
 """cost_usd may be null (a model without a known price); jobs count mid-stream retries
 
-Revision ID: 0003_unpriced_and_retries
+Revision ID: 0004_unpriced_and_retries
 Revises: 0003_answer_numbers
 Create Date: 2026-11-30 09:00:00
 """
 import sqlalchemy as sa
 from alembic import op
 
-revision = '0003_unpriced_and_retries'
+revision = '0004_unpriced_and_retries'
 down_revision = '0003_answer_numbers'
 branch_labels = None
 depends_on = None
