@@ -7,8 +7,9 @@ failure codes) and the run written as JSON and self-contained HTML. ``--compare`
 puts an earlier run's JSON beside it. Given an earlier run's JSON instead of a gold
 file, nothing is asked again: the report is rendered (and compared) from it.
 
-In-process without ``ANTHROPIC_API_KEY`` (or ``ANTHROPIC_BASE_URL``), the questions
-go to Sunrise's offline model, started here for the run, and the report says so.
+In-process with ``--offline``, the questions go to Sunrise's offline model, started
+here for the run, and the report says so; without it and without ``ANTHROPIC_API_KEY``
+(or ``ANTHROPIC_BASE_URL``) the command stops at once and says how to go on.
 """
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ from sunrise.eval.gold import load_gold
 from sunrise.eval.gold_db import EvalDatabase, gold_database
 from sunrise.eval.report_html import render_eval_html
 from sunrise.eval.run import answer_questions, build_report, load_report, score_run
+from sunrise.offline import llm_settings
 from sunrise.report_cli import ProgressBar
 
 
@@ -44,12 +46,14 @@ from sunrise.report_cli import ProgressBar
               help="The DuckDB file gold SQL runs against (default: the dataset's newest "
                    "version, else the built-in dataset).")
 @click.option("--local", is_flag=True, help="Answer in this process instead of through the API.")
+@click.option("--offline", is_flag=True, help="With --local: answer with Sunrise's offline "
+              "model (a test double, not Claude), started here.")
 @click.option("--api", "api_url", default="http://127.0.0.1:8000", show_default=True)
 @click.option("--key", "api_key", default=None, help="API key (Bearer).")
 @click.option("--timeout", default=6 * 3600.0, show_default=True, help="Give up after seconds.")
 def eval_command(questions_file: Path, output: Path, earlier: Path | None,
-                 dataset_id: str | None, gold_db: str | None, local: bool, api_url: str,
-                 api_key: str | None, timeout: float) -> None:
+                 dataset_id: str | None, gold_db: str | None, local: bool, offline: bool,
+                 api_url: str, api_key: str | None, timeout: float) -> None:
     """Score Sunrise on the gold questions of QUESTIONS_FILE (or re-render a run's JSON)."""
     console = Console(stderr=True)
     try:
@@ -57,7 +61,8 @@ def eval_command(questions_file: Path, output: Path, earlier: Path | None,
             report = load_report(questions_file)
         else:
             report = _evaluate(questions_file, console, dataset_id=dataset_id, gold_db=gold_db,
-                               local=local, api_url=api_url, api_key=api_key, timeout=timeout)
+                               local=local, offline=offline, api_url=api_url, api_key=api_key,
+                               timeout=timeout)
         if earlier is not None:
             report["comparison"] = compare_runs(report, load_report(earlier))
     except (SunriseError, ValueError) as exc:
@@ -70,19 +75,21 @@ def eval_command(questions_file: Path, output: Path, earlier: Path | None,
 
 
 def _evaluate(questions_file: Path, console: Console, *, dataset_id: str | None,
-              gold_db: str | None, local: bool, api_url: str, api_key: str | None,
-              timeout: float) -> dict[str, Any]:
+              gold_db: str | None, local: bool, offline: bool, api_url: str,
+              api_key: str | None, timeout: float) -> dict[str, Any]:
     from sunrise.local import ensure_sample_db
 
     gold = load_gold(questions_file)
     if local and dataset_id is not None:
         raise click.UsageError("--dataset works through the API; the in-process run answers "
                                "on the built-in dataset")
+    if offline and not local:
+        raise click.UsageError("--offline answers in this process: add --local")
     settings = get_settings()
     database = gold_database(settings, dataset_id, gold_db)
     if gold_db is None and dataset_id is None:
         ensure_sample_db(settings)
-    with _model(settings, local, console) as (run_settings, offline):
+    with _model(settings, local, offline, console) as run_settings:
         console.print(f"{len(gold.questions)} gold questions from {questions_file}"
                       + (" (in-process)" if local else f" via {api_url}"))
         with ProgressBar(console) as bar:
@@ -102,22 +109,15 @@ def _evaluate(questions_file: Path, console: Console, *, dataset_id: str | None,
 
 
 @contextlib.contextmanager
-def _model(settings: Settings, local: bool, console: Console) -> Iterator[tuple[Settings, bool]]:
-    """The settings to answer with: in-process and with no model configured, those of the
-    offline model, started here for the run and stopped after it."""
-    if not local or settings.anthropic_api_key or settings.anthropic_base_url:
-        yield settings, False
+def _model(settings: Settings, local: bool, offline: bool,
+           console: Console) -> Iterator[Settings]:
+    """The settings to answer with: in-process, those of ``llm_settings`` (the offline
+    model with ``offline``; a clear stop when no model is configured)."""
+    if not local:
+        yield settings
         return
-    from sunrise.fake_llm.server import run_in_thread
-
-    server = run_in_thread(port=0)
-    console.print("No ANTHROPIC_API_KEY: answering with Sunrise's offline model, a test double "
-                  "(not Claude).")
-    try:
-        yield settings.model_copy(update={"anthropic_base_url": server.base_url,
-                                          "anthropic_api_key": "sunrise-offline"}), True
-    finally:
-        server.stop()
+    with llm_settings(settings, offline=offline, console=console) as run_settings:
+        yield run_settings
 
 
 def _print_summary(console: Console, report: dict[str, Any], html_path: Path,

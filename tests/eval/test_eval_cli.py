@@ -1,5 +1,6 @@
-"""``sunrise eval``: in-process on a fresh setup (the offline model started for the run),
-through the real API and worker, ``--compare`` on two runs, and ``--dataset``."""
+"""``sunrise eval``: in-process on a fresh setup (``--offline``: the offline model started
+for the run), through the real API and worker, ``--compare`` on two runs, and
+``--dataset``."""
 from __future__ import annotations
 
 import json
@@ -48,10 +49,14 @@ def local_run(base_settings, tmp_path_factory):
            "SUNRISE_ANTHROPIC_API_KEY": None, "SUNRISE_ANTHROPIC_BASE_URL": None}
     get_settings.cache_clear()
     try:
-        result = CliRunner().invoke(main, ["eval", str(gold), "--local", "-o",
+        refused = CliRunner().invoke(main, ["eval", str(gold), "--local", "-o",
+                                            str(folder / "eval.html")], env=env)
+        result = CliRunner().invoke(main, ["eval", str(gold), "--local", "--offline", "-o",
                                            str(folder / "eval.html")], env=env)
     finally:
         get_settings.cache_clear()
+    # No key, no mystery: without --offline the run stops before asking anything.
+    assert refused.exit_code == 2 and "ANTHROPIC_API_KEY is not set" in refused.output
     assert result.exit_code == 0, result.output
     return {"folder": folder, "output": result.output,
             "report": json.loads((folder / "eval.json").read_text()),
