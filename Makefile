@@ -3,14 +3,34 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# The lock files: exact versions with hashes, resolved for CPython 3.11 on Linux x86_64.
+# requirements.txt is what the image runs; requirements-dev.txt adds the `dev` extra
+# (test, lint and deployment-check tools) at the same versions.
+LOCK := requirements.txt
+DEV_LOCK := requirements-dev.txt
+UV_COMPILE := $(BIN)/uv pip compile pyproject.toml --quiet --generate-hashes \
+	--python-version 3.11 --python-platform x86_64-manylinux_2_28 --custom-compile-command 'make lock'
 
-.PHONY: install demo test test-fast fault bench lint clean services
+.PHONY: install lock demo test test-fast fault bench lint clean services
 
-$(STAMP): pyproject.toml
+# pip installs exactly the locked versions and checks every hash; uv then removes what
+# the lock no longer lists (a dependency dropped since this venv was made); the project
+# itself goes in last, editable and without dependencies.
+$(STAMP): pyproject.toml $(LOCK) $(DEV_LOCK)
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
-	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[dev]'
+	$(BIN)/pip install -q --require-hashes --no-deps -r $(DEV_LOCK)
+	$(BIN)/uv pip sync -q --python $(BIN)/python --require-hashes $(DEV_LOCK)
+	$(BIN)/pip install -q --no-deps -e .
 	touch $(STAMP)
+
+## Re-resolve the lock files from pyproject.toml (after adding or changing a dependency):
+## versions already locked are kept where they still fit; commit both files.
+## Upgrade one package on purpose with: make lock UPGRADE='--upgrade-package duckdb'
+lock:
+	test -x $(BIN)/uv || $(MAKE) install
+	$(UV_COMPILE) --extra dev $(UPGRADE) -o $(DEV_LOCK)
+	$(UV_COMPILE) --constraint $(DEV_LOCK) -o $(LOCK)
+	$(MAKE) install
 
 install: $(STAMP)
 
