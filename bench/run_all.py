@@ -30,7 +30,8 @@ logger = logging.getLogger("bench.run_all")
 # In the order of the figures; a module another engineer has not written yet
 # is skipped with a note.
 BENCHES = ("engine_overhead", "conversations_per_worker", "api_submit", "completion_notify",
-           "token_efficiency", "large_results", "faithfulness", "scaling", "dataset_import")
+           "token_efficiency", "large_results", "faithfulness", "scaling", "dataset_import",
+           "queue_response")
 
 
 def run_bench(name: str, *, smoke: bool, profile: bool) -> dict:

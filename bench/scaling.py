@@ -28,7 +28,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy import func, select
 
 from bench.figures import percentile, result, row, self_cpu_seconds
-from bench.stack import Stack, _stat, cpu_of_command, free_port
+from bench.stack import Stack, _stat, cpu_of_command, free_port, submit
 from bench.worker_fleet import WorkerProcess
 from shared.db import session_scope
 from shared.models import Job, LlmCall, Message
@@ -49,10 +49,7 @@ def run(smoke: bool = False) -> dict:
     rounds = []
     with Stack("scaling", worker_metrics_port=0) as stack:
         stack.start_fake_llm(latency_ms=plan["latency_ms"])
-        from api import create_app
-
-        api = create_app(settings=stack.settings).test_client()
-        auth = {"Authorization": f"Bearer {stack.api_key()}"}
+        api, auth = stack.api_client()
         for workers in plan["workers"]:
             rounds.append(_round(stack, api, auth, workers, plan["threads"], plan["jobs"]))
     base = rounds[0]["jobs_per_s"]
@@ -85,11 +82,12 @@ def _round(stack: Stack, api, auth: dict, workers: int, threads: int, jobs: int)
         # One job per thread first: each process pays its one-off start (DuckDB, schema,
         # SDK client) outside the clock, as a long-running worker already has.
         warm = workers * threads
-        stack.wait_terminal(_submit(api, auth, warm), timeout=120 + 10 * warm, poll_s=0.05)
+        stack.wait_terminal(submit(api, auth, QUESTION, warm), timeout=120 + 10 * warm,
+                            poll_s=0.05)
         # Queue every job first with the workers paused (Celery remote control), so the
         # clock measures the workers, not how fast one driver can submit.
         control.cancel_consumer(CHAT_QUEUE, destination=nodes, reply=True, timeout=10)
-        job_ids = _submit(api, auth, jobs)
+        job_ids = submit(api, auth, QUESTION, jobs)
         cpu = _CpuSpan(stack, fleet)
         started = time.perf_counter()
         control.add_consumer(CHAT_QUEUE, destination=nodes, reply=True, timeout=10)
@@ -133,16 +131,6 @@ class _CpuSpan:
         after = self._sample()
         return {name: round((after[name] - self.before[name]) * 1000 / jobs, 1)
                 for name in after}
-
-
-def _submit(api, auth: dict, count: int) -> list[str]:
-    job_ids = []
-    for _ in range(count):
-        resp = api.post("/v1/jobs", json={"message": QUESTION}, headers=auth)
-        if resp.status_code != 202:
-            raise RuntimeError(f"submit failed: {resp.status_code} {resp.get_data(as_text=True)}")
-        job_ids.append(resp.get_json()["job_id"])
-    return job_ids
 
 
 def _jobs_counted(port: int) -> float:

@@ -173,6 +173,14 @@ class Stack:
             celery.close()
         return proc
 
+    def api_client(self) -> tuple:
+        """The API app in this process (no server: the driver's own HTTP stack would be
+        measured otherwise) and the Authorization header of a new key."""
+        from api import create_app
+
+        client = create_app(settings=self.settings).test_client()
+        return client, {"Authorization": f"Bearer {self.api_key()}"}
+
     def api_key(self, tenant: str = "bench") -> str:
         from shared.db import session_scope
         from shared.keys import create_key
@@ -237,6 +245,18 @@ class Stack:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def submit(client, auth: dict, message: str, count: int = 1) -> list[str]:
+    """POST ``count`` jobs through ``client`` (see ``Stack.api_client``); their ids.
+    Raises RuntimeError on any answer but 202."""
+    job_ids = []
+    for _ in range(count):
+        resp = client.post("/v1/jobs", json={"message": message}, headers=auth)
+        if resp.status_code != 202:
+            raise RuntimeError(f"submit failed: {resp.status_code} {resp.get_data(as_text=True)}")
+        job_ids.append(resp.get_json()["job_id"])
+    return job_ids
 
 
 # -- /proc readers (Linux) ------------------------------------------------------------

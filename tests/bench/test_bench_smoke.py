@@ -132,6 +132,40 @@ def test_dataset_import_measures_both_readers_and_three_prompt_sizes():
     assert "quantity" in dataset_import.markdown(outcome)
 
 
+def test_queue_response_sees_the_step_and_the_scaling_rule_acts():
+    from bench import queue_response
+
+    outcome = queue_response.run(smoke=True)
+    _check_shape(outcome, "queue_response")
+    plan, rounds = outcome["details"]["plan"], outcome["details"]["rounds"]
+    assert [r["label"] for r in rounds] == ["1 worker", "autoscaled"]
+    for r in rounds:
+        assert r["lost"] == r["not_first_attempt"] == 0, r
+        assert all(r["jobs"][phase] > 0 for phase in ("steady", "step", "settle")), r["jobs"]
+        assert set(r["timeline"]["phase"]) == {"s", "S", "·"}
+    alone, scaled = rounds
+    # 1.5x a worker's latency bound cannot all be served: a backlog builds and ages, and
+    # jobs in flight sit at the thread count (what the in-flight trigger sees).
+    assert alone["max_depth"] > 0 and alone["max_age"] > 0 and alone["backlog_slope"] > 0
+    assert alone["in_flight_at_saturation"] == plan["threads"]
+    # The manifests' rule asked for a second worker, which started and took jobs.
+    assert scaled["max_workers"] == 2 and scaled["scale_events"]
+    assert scaled["worker_ready_s"][0] is not None and scaled["worker_ready_s"][0] > 0
+    assert outcome["rows"][-1]["pass"] is True
+    assert queue_response.markdown(outcome).count("| autoscaled |") == 1
+
+
+def test_scaling_rule_is_the_manifests_and_acts_like_the_hpa():
+    from bench.queue_response import desired_workers, scaling_rule
+
+    rule = scaling_rule()
+    assert rule == {"in_flight": 0.75, "backlog": 1.0}
+    assert desired_workers({"unacked": 0, "depth": 0}, 64, rule) == 1
+    assert desired_workers({"unacked": 48, "depth": 0}, 64, rule) == 1
+    assert desired_workers({"unacked": 49, "depth": 0}, 64, rule) == 2
+    assert desired_workers({"unacked": 128, "depth": 1000}, 64, rule) == 16
+
+
 def test_run_all_writes_the_report_and_keeps_hand_written_sections(tmp_path):
     target = tmp_path / "BENCHMARKS.md"
     target.write_text("# Notes written by hand\n\nKeep me.\n")

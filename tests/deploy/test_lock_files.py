@@ -129,8 +129,8 @@ def test_a_missing_or_out_of_range_requirement_is_reported():
 def test_install_paths_use_the_lock_with_hashes(path):
     text = (ROOT / path).read_text()
     lock = "requirements.txt" if path == "Dockerfile" else "$(DEV_LOCK)"
-    assert re.search(rf"pip install [^\n]*--require-hashes --no-deps[^\n]*\n?[^\n]*-r {re.escape(lock)}",
-                     text), f"{path} must install {lock} with --require-hashes"
+    hashed = rf"pip install [^\n]*--require-hashes --no-deps[^\n]*\n?[^\n]*-r {re.escape(lock)}"
+    assert re.search(hashed, text), f"{path} must install {lock} with --require-hashes"
     # The project itself comes without dependencies: nothing unlocked slips in.
     assert re.search(r"pip install [^\n]*--no-deps (-e )?\.", text)
     assert not re.search(r"pip install [^\n]*'?\.\[dev\]", text)

@@ -26,9 +26,10 @@ def run_script(tmp_path: Path, fail: str = "") -> tuple[int, list[str], str]:
     fake.write_text(FAKE_KUBECTL)
     fake.chmod(0o755)
     log = tmp_path / "calls.log"
+    env = {"PATH": "/usr/bin:/bin", "KUBECTL": f"{fake} --context t", "KUBECTL_LOG": str(log),
+           "KUBECTL_FAIL": fail}
     done = subprocess.run(["bash", str(SCRIPT), str(OVERLAY)], capture_output=True, text=True,
-                          timeout=60, env={"PATH": "/usr/bin:/bin", "KUBECTL": f"{fake} --context t",
-                                           "KUBECTL_LOG": str(log), "KUBECTL_FAIL": fail})
+                          timeout=60, env=env)
     calls = log.read_text().splitlines() if log.exists() else []
     return done.returncode, calls, done.stderr
 
