@@ -162,22 +162,21 @@ and tells the model to read columns from `duckdb_columns()` with `execute_sql`.
 """,
     "queue_response": """
 **Why the worker autoscaler's targets are what they are** (deploy/kubernetes,
-README "Scaling workers on queue depth"); report only, no target. In the first full
-run: below saturation the jobs in flight (`sunrise_queue_unacked`) followed Little's
-law (≈ 9 in flight against λ·W ≈ 8.2) with no backlog and a queued age of ≈ 0; once
-one worker was offered 1.5× its capacity, in flight stayed pinned at its 16 threads
-while the backlog grew at 2.09 jobs/s and the oldest queued job's age at 0.35 s per
-second, against 2.17 and 0.36 predicted from the arrival rate and the measured
-throughput, reaching 84 jobs and 21 s by the step's end and taking 44 s to drain.
-A second worker absorbed the same step with no backlog (in flight ≈ 25 of 32 threads).
-So in flight carries the signal only until the threads are full, and the trigger on
-it must fire before that: at ¾ of the threads the autoscaled round saw the step 2 s
-in, its new worker took jobs 1.3 s after it started, and the oldest queued job
-peaked at ≈ 5 s (the messages a starting worker reserves wait for its first,
-cold jobs), with a third worker added as in flight passed 2 × 12. The backlog
-triggers (one worker per `concurrency` waiting messages) matter for bursts larger
-than a quarter of the fleet's threads. On a cluster the reaction adds KEDA's polling
-(15 s), the HPA sync and pod start-up, during which the age grows at
-1 − capacity ÷ load seconds per second, as measured here.
-""",
-}
+README "Scaling workers on queue depth"); report only, no target. Two full runs
+agreed: below saturation the jobs in flight (`sunrise_queue_unacked`) followed
+Little's law (9.0 in flight against λ·W ≈ 8.1–8.3) with no backlog and a queued age
+of ≈ 0; once one worker was offered 1.5× its capacity, in flight stayed pinned at its
+16 threads while the backlog grew at 2.06–2.09 jobs/s and the oldest queued job's
+age at 0.34–0.35 s per second, against 2.13–2.17 and 0.36 predicted from the arrival
+rate and the measured throughput: 82–84 jobs and 21 s by the step's end, 44–45 s to
+drain. A second worker absorbed the same step with no backlog (in flight ≈ 25 of 32
+threads). So in flight carries the signal only until the threads are full, and the
+trigger on it must fire before that: at ¾ of the threads the autoscaled round saw
+the step 2 s in, its new worker took jobs 0.6–1.3 s after it started, a third
+followed as in flight passed 2 × 12, and the oldest queued job peaked at 1.9–4.8 s
+(the messages a starting worker reserves wait for its first, cold jobs) instead of
+21 s. The backlog triggers (one worker per `concurrency` waiting messages) matter
+for bursts larger than a quarter of the fleet's threads. On a cluster the reaction
+adds KEDA's polling (15 s), the HPA sync and pod start-up, during which the age
+grows at 1 − capacity ÷ load seconds per second, as measured here.
+""",}

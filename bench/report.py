@@ -87,7 +87,7 @@ def render(results: list[dict], before: dict, after: dict, started: dt.datetime,
 
 REPRODUCE = """\
 ```
-make bench                                  # all figures, ~5 min; rewrites this file
+make bench                                  # all figures, ~10 min; rewrites this file
 .venv/bin/python -m bench.run_all --only token_efficiency,large_results
 .venv/bin/python -m bench.run_all --smoke --output /tmp/b.md   # seconds per figure
 ```
