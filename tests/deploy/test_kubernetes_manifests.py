@@ -156,6 +156,7 @@ def test_settings_in_configmap_and_secret_are_real_settings(monkeypatch, objects
         monkeypatch.setenv(key, value)
     settings = Settings()
     assert settings.env == "production" and settings.job_deadline_s == 300
+    assert settings.data_dir == "/data" and settings.duckdb_path.startswith("/data/")
     assert settings.worker_concurrency == int(env["SUNRISE_WORKER_CONCURRENCY"])
 
 
