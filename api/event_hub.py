@@ -27,18 +27,13 @@ from typing import Self
 
 import redis
 
-from shared.events import Event, EventLog, stream_key
+from shared.events import Event, EventLog, check_stream_id, id_order, stream_key
 
 logger = logging.getLogger(__name__)
 
 
 class HubUnavailable(Exception):
     """The hub cannot read Redis right now; subscriptions stay and resume afterwards."""
-
-
-def id_order(stream_id: str) -> tuple[int, int]:
-    millis, _, seq = stream_id.partition("-")
-    return int(millis), int(seq or 0)
 
 
 class Subscription:
@@ -109,8 +104,11 @@ class EventHub:
     def subscribe(self, object_id: str, after: str = "0-0") -> Subscription:
         """Start receiving the object's events after stream id ``after``.
 
-        Raises redis.RedisError when the read in flight cannot be interrupted.
+        Raises ValueError for a position Redis could not read (checked here, since one
+        such position in the shared read would fail it for every subscription), and
+        redis.RedisError when the read in flight cannot be interrupted.
         """
+        check_stream_id(after)
         if os.getpid() != self._pid:
             self._reset()
         sub = Subscription(self, object_id, after)

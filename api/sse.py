@@ -7,19 +7,17 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import time
 from collections.abc import Callable, Iterator
 
 import redis
 
-from api.event_hub import EventHub, HubUnavailable, id_order
+from api.event_hub import EventHub, HubUnavailable
 from shared.errors import BadRequest
-from shared.events import Event, EventLog
+from shared.events import Event, EventLog, check_stream_id, id_order
 
 logger = logging.getLogger(__name__)
 
-STREAM_ID = re.compile(r"^\d{1,20}-\d{1,20}$")
 START = "0-0"
 # Sent to every proxy between a stream's events: nginx does not buffer the body.
 SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
@@ -30,12 +28,13 @@ def resume_point(header: str | None, query: str | None) -> str:
     """The stream id to resume after: the ``Last-Event-ID`` header (what EventSource
     sends when it reconnects) wins over ``?last_event_id=`` (what a page can set).
 
-    Raises BadRequest for an id this API never sends.
+    Raises BadRequest for an id this API never sends (Redis could not read from it).
     """
     value = (header or "").strip() or (query or "").strip() or START
-    if not STREAM_ID.match(value):
-        raise BadRequest(f"Last-Event-ID {value[:60]!r} is not an event id this API sent.")
-    return value
+    try:
+        return check_stream_id(value)
+    except ValueError:
+        raise BadRequest(f"Last-Event-ID {value[:60]!r} is not an event id this API sent.") from None
 
 
 def already_delivered(log: EventLog, object_id: str, after: str) -> bool:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
@@ -26,6 +27,29 @@ class Event(NamedTuple):
     @property
     def is_terminal(self) -> bool:
         return self.event in TERMINAL_EVENTS
+
+
+# A Redis stream id is two unsigned 64-bit numbers, "<milliseconds>-<sequence>".
+MAX_ID_PART = 2**64 - 1
+_STREAM_ID = re.compile(r"^\d{1,20}-\d{1,20}$")
+
+
+def id_order(stream_id: str) -> tuple[int, int]:
+    """``(milliseconds, sequence)`` of a stream id known to be well formed."""
+    millis, _, seq = stream_id.partition("-")
+    return int(millis), int(seq or 0)
+
+
+def check_stream_id(value: str) -> str:
+    """Return ``value`` if Redis would accept it as a stream position, else raise ValueError.
+
+    Twenty digits pass a pattern but can exceed 2^64 - 1, and Redis then refuses the
+    whole read it appears in -- for every stream of that read, not just this one.
+    """
+    if not isinstance(value, str) or not _STREAM_ID.match(value) or max(id_order(value)) > MAX_ID_PART:
+        raise ValueError(f"{str(value)[:60]!r} is not a stream id (two numbers up to "
+                         f"{MAX_ID_PART}, as in 1700000000000-0)")
+    return value
 
 
 def stream_key(kind: str, object_id: str) -> str:

@@ -70,3 +70,29 @@ def test_redis_trouble_is_reported_to_the_subscribers(log):
     with hub.subscribe(new_object()) as sub, pytest.raises(HubUnavailable):
         sub.get(timeout=10)
     wait_until(lambda: hub._reader is None, timeout=15)
+
+
+@pytest.mark.parametrize("position", ["99999999999999999999-0", "0-18446744073709551616",
+                                      "1-", "-1", "nope"])
+def test_a_position_redis_cannot_read_is_refused_and_harms_no_other_subscription(hub, log,
+                                                                                 position):
+    # Redis ids are two unsigned 64-bit numbers. One subscriber's impossible position in
+    # the shared XREAD would make Redis refuse the whole read, for every subscriber.
+    obj = new_object()
+    with hub.subscribe(obj) as healthy:
+        log.publish(obj, "queued", {})
+        assert [e.event for e in healthy.get(timeout=10)] == ["queued"]
+        with pytest.raises(ValueError, match="not a stream id"):
+            hub.subscribe(new_object(), position)
+        assert hub.watching() == 1
+        log.publish(obj, "started", {})
+        assert [e.event for e in healthy.get(timeout=10)] == ["started"]
+
+
+def test_the_largest_stream_id_is_a_valid_position(hub, log):
+    obj = new_object()
+    with hub.subscribe(obj, "18446744073709551615-18446744073709551615") as last, \
+            hub.subscribe(obj) as everything:
+        log.publish(obj, "queued", {})
+        assert [e.event for e in everything.get(timeout=10)] == ["queued"]
+        assert last.get(timeout=0.3) == []

@@ -220,6 +220,21 @@ def test_bad_resume_ids_and_foreign_jobs_are_refused(live_api, tenant_key, held)
     auth = {"Authorization": f"Bearer {tenant_key}"}
     assert httpx.get(url, headers={**auth, "Last-Event-ID": "nope"}).status_code == 400
     assert httpx.get(url, headers=auth, params={"last_event_id": "1-x"}).status_code == 422
+    # Digits, but past Redis' unsigned 64-bit range: refused before any read.
+    for too_big in ("99999999999999999999-0", "1-18446744073709551616"):
+        resp = httpx.get(url, headers={**auth, "Last-Event-ID": too_big})
+        assert resp.status_code == 400, resp.text
+        assert resp.headers["content-type"] == "application/problem+json"
+        assert too_big in resp.json()["detail"]
     assert httpx.get(url).status_code == 401
     missing = f"{live_api.base_url}/v1/jobs/00000000-0000-4000-8000-000000000000/events"
     assert httpx.get(missing, headers=auth).status_code == 404
+
+
+def test_an_impossible_resume_id_on_an_ended_job_is_refused_up_front(live_api, tenant_key,
+                                                                     fake_llm):
+    with live_api.client(tenant_key) as client:
+        job = client.ask(QUESTION)
+    resp, frames = read_frames(live_api, tenant_key, job["job_id"],
+                               headers={"Last-Event-ID": "99999999999999999999-0"})
+    assert resp.status_code == 400 and frames == []
