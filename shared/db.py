@@ -8,6 +8,11 @@ from collections.abc import Iterator
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.orm import Session, sessionmaker
 
+# A row lock is waited for this long (MariaDB's default is 50 s), then the statement
+# fails with 1205 and the unit of work is retried (shared/db_retry.py): no request
+# hangs past a client's timeout behind one lock.
+LOCK_WAIT_TIMEOUT_S = 10
+
 
 def make_engine(database_url: str, *, pool_size: int = 30, max_overflow: int = 0) -> Engine:
     """A pooled engine for ``database_url``; MariaDB gets utf8mb4 and liveness checks.
@@ -32,6 +37,8 @@ def make_engine(database_url: str, *, pool_size: int = 30, max_overflow: int = 0
         pool_pre_ping=True,
         pool_recycle=1800,
         isolation_level="READ COMMITTED",
+        connect_args={"init_command": f"SET SESSION innodb_lock_wait_timeout = "
+                                      f"{LOCK_WAIT_TIMEOUT_S}"},
     )
 
 

@@ -27,6 +27,10 @@ def check_webhook_url(url: str, allowed_hosts: list[str], *, require_https: bool
 
     Raises ValidationFailed naming the reason otherwise.
     """
+    if any(ch.isspace() or ord(ch) < 0x20 or ord(ch) == 0x7F for ch in url):
+        # Python's URL parser silently drops tabs and newlines, so the host check below
+        # would pass a URL that no HTTP client sends (and a CR LF could forge headers).
+        raise ValidationFailed("webhook_url must not contain spaces or control characters.")
     try:
         parts = urlsplit(url)
         port = parts.port

@@ -10,6 +10,7 @@ from typing import Any
 
 import httpx
 from sqlalchemy import update
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
 
 from shared.config import Settings
@@ -29,13 +30,16 @@ def deliver_webhook(settings: Settings, sessions: sessionmaker[Session], batch_i
 
     Pauses ``webhook_backoff_s`` x 2^n between attempts (capped at a minute); a 4xx
     other than 408/429 is final. Records the outcome on the batch row
-    (``delivered``, ``failed`` or ``refused``) and returns it; never raises.
+    (``delivered``, ``failed`` or ``refused``, a URL that is not allow-listed or that no
+    HTTP client can send to) and returns it; never raises.
     """
     try:
         check_webhook_url(url, settings.webhook_allowed_hosts,
                           require_https=settings.env == "production")
-    except ValidationFailed as exc:
-        logger.warning("batch %s: webhook not called: %s", batch_id, exc.detail)
+        httpx.URL(url)
+    except (ValidationFailed, httpx.InvalidURL) as exc:
+        logger.warning("batch %s: webhook not called: %s", batch_id,
+                       getattr(exc, "detail", exc))
         _record(sessions, batch_id, "refused", 0)
         return "refused"
     body = json.dumps(payload, default=str, separators=(",", ":")).encode()
@@ -70,6 +74,11 @@ def deliver_webhook(settings: Settings, sessions: sessionmaker[Session], batch_i
 
 
 def _record(sessions: sessionmaker[Session], batch_id: str, status: str, attempts: int) -> None:
-    with sessions.begin() as s:
-        s.execute(update(Batch).where(Batch.id == batch_id)
-                  .values(webhook_status=status, webhook_attempts=attempts))
+    # The outcome is informative only: a database that does not answer is logged, not
+    # raised into the batch's assembly.
+    try:
+        with sessions.begin() as s:
+            s.execute(update(Batch).where(Batch.id == batch_id)
+                      .values(webhook_status=status, webhook_attempts=attempts))
+    except DBAPIError as exc:
+        logger.warning("batch %s: webhook outcome %s not recorded: %s", batch_id, status, exc)

@@ -28,6 +28,7 @@ from sqlalchemy import select, update
 from shared import batches as batch_rows
 from shared.config import Settings
 from shared.db import session_factory
+from shared.db_retry import retry_transient
 from shared.enqueue import enqueue_jobs
 from shared.events import EventLog
 from shared.models import TERMINAL_STATUSES, Batch, Job, utcnow
@@ -55,8 +56,7 @@ class BatchCoordinator:
         """After-finish hook: release, report progress, and trigger assembly at the end."""
         if job.batch_id is None:
             return
-        with self.sessions.begin() as s:
-            released = batch_rows.release_ready(s, job.batch_id)
+        released = self._release(job.batch_id)
         if released and self.celery is not None:
             enqueue_jobs(self.celery, self.sessions, released, queue=REPORTS_QUEUE)
         # Before counting: whoever sees the batch done assembles it, and should find
@@ -72,6 +72,12 @@ class BatchCoordinator:
             "job_id": job.id, "index": job.batch_index, "job_status": job.status, **view})
         if batch_rows.is_done(counts, batch.total):
             self.request_assembly(job.batch_id)
+
+    @retry_transient(give_up_after_s=30, max_wait_s=2)
+    def _release(self, batch_id: str) -> list[str]:
+        # Many jobs of one batch finish at once and take turns on its row lock.
+        with self.sessions.begin() as s:
+            return batch_rows.release_ready(s, batch_id)
 
     def request_assembly(self, batch_id: str) -> None:
         """Queue the report's assembly (or, without Celery, do it right here)."""

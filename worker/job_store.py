@@ -13,36 +13,20 @@ import datetime as dt
 import logging
 
 from sqlalchemy import bindparam, func, insert, or_, select, update
-from sqlalchemy.exc import DBAPIError, OperationalError
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
-from tenacity import retry, retry_if_exception_type, stop_after_delay, wait_exponential
 
+from shared.db_retry import retry_transient
 from shared.models import Conversation, Job, LlmCall, Message, ToolCall, utcnow
+from shared.text_limits import storable
 
 logger = logging.getLogger(__name__)
 
-
-def _log_retry(state) -> None:
-    logger.warning("database write %s failed, retrying: %s",
-                   getattr(state.fn, "__name__", "?"), state.outcome.exception())
-
-
-# Writes outlive a short database outage rather than losing a finished answer.
-_retry_db = retry(
-    retry=retry_if_exception_type((OperationalError, DBAPIError)),
-    wait=wait_exponential(multiplier=0.2, max=5),
-    stop=stop_after_delay(120),
-    reraise=True,
-    before_sleep=_log_retry,
-)
+# Writes outlive a short database outage or lock conflict rather than losing a finished
+# answer; an error that would recur (a value the column refuses) is raised at once.
+_retry_db = retry_transient(give_up_after_s=120, max_wait_s=5)
 # Claiming gives up sooner: the message is acked anyway and the reaper re-enqueues the job.
-_retry_claim = retry(
-    retry=retry_if_exception_type((OperationalError, DBAPIError)),
-    wait=wait_exponential(multiplier=0.2, max=2),
-    stop=stop_after_delay(15),
-    reraise=True,
-    before_sleep=_log_retry,
-)
+_retry_claim = retry_transient(give_up_after_s=15, max_wait_s=2)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -147,7 +131,7 @@ class JobStore:
         try:
             with self.engine.connect() as conn:
                 return bool(conn.scalar(_CANCEL_FLAG, {"job_id": job_id}))
-        except (OperationalError, DBAPIError) as exc:
+        except DBAPIError as exc:
             logger.warning("job %s: cancel flag not readable, going on: %s", job_id, exc)
             return False
 
@@ -166,32 +150,37 @@ class JobStore:
 
     @_retry_db
     def record_tool_call(self, job: ClaimedJob, round_no: int, result, cached: bool):
-        """Store one tool call of the trace (retried through a short database outage)."""
+        """Store one tool call of the trace (retried through a short database outage).
+
+        The SQL and the error are the model's and DuckDB's text: cut to their columns."""
         with self.engine.begin() as conn:
             conn.execute(_INSERT_TOOL_CALL, {
                 "job_id": job.id, "attempt": job.attempt, "round": round_no,
                 "query_id": None if result.is_error else result.query_id,
-                "sql": result.sql, "rows": result.total_rows, "cached": cached,
-                "is_error": result.is_error, "error": result.error, "ms": int(result.ms)})
+                "sql": storable(result.sql), "rows": result.total_rows, "cached": cached,
+                "is_error": result.is_error, "error": storable(result.error),
+                "ms": int(result.ms)})
 
     @_retry_db
     def finish(self, job: ClaimedJob, outcome: Finish) -> Job | None:
         """Write the terminal state, the answer message and usage in one transaction.
 
         Returns the updated job, or None when the job was no longer ours (already
-        finished by another attempt, or reaped): nothing is written then. Database
-        errors are retried for up to two minutes, then raised.
+        finished by another attempt, or reaped): nothing is written then. Lost
+        connections and lock conflicts are retried for up to two minutes, then raised;
+        other database errors at once. The answer and error texts are made storable.
         """
         now = utcnow()
+        answer_text = storable(outcome.answer_text, None)
         with self.sessions.begin() as s:
             conn = s.connection()
             changed = conn.execute(_FINISH, {
                 "b_job_id": job.id, "b_attempt": job.attempt,
-                "status": outcome.status, "answer_text": outcome.answer_text,
+                "status": outcome.status, "answer_text": answer_text,
                 "charts": outcome.charts, "parse_path": outcome.parse_path,
                 "truncated": outcome.truncated, "numbers": outcome.numbers,
                 "error_code": outcome.error_code,
-                "error_message": outcome.error_message, "finished_at": now,
+                "error_message": storable(outcome.error_message), "finished_at": now,
                 "heartbeat_at": now, **outcome.usage,
             }).rowcount
             if not changed:
@@ -204,7 +193,7 @@ class JobStore:
             if outcome.status == "succeeded":
                 conn.execute(_INSERT_MESSAGE, {
                     "conversation_id": job.conversation_id, "job_id": job.id,
-                    "role": "assistant", "text": outcome.answer_text or "",
+                    "role": "assistant", "text": answer_text or "",
                     "charts": outcome.charts})
             conn.execute(_TOUCH_CONVERSATION, {"conversation_id": job.conversation_id,
                                                "now": now})

@@ -1,10 +1,18 @@
 """Decide whether a model-written SQL string may run: one read statement only.
 
-Classification uses DuckDB's own parser (``duckdb.extract_statements``), never
-regular expressions, so what is checked is exactly what DuckDB would execute.
-A statement passes when DuckDB classifies it as ``StatementType.SELECT``; that
-covers ``SELECT``, ``WITH ... SELECT``, ``FROM t``, ``VALUES``, ``SHOW``,
-``DESCRIBE``, ``SUMMARIZE`` and ``PIVOT ... IN (...)``.
+Classification uses DuckDB's own parser, never regular expressions, so what is
+checked is exactly what DuckDB would execute:
+
+1. ``duckdb.extract_statements`` must find exactly one statement that DuckDB
+   classifies as ``StatementType.SELECT``; that covers ``SELECT``, ``WITH ...
+   SELECT``, ``FROM t``, ``VALUES``, ``SHOW``, ``DESCRIBE``, ``SUMMARIZE`` and
+   ``PIVOT ... IN (...)``.
+2. Its whole parse tree (``json_serialize_sql``) must hold only read query nodes
+   -- ``WITH x AS (INSERT ... RETURNING *) SELECT ...`` is a SELECT at the top --
+   and must not name a function or view that describes the host rather than the
+   data (settings, database paths, extension and secret directories, temporary
+   files, logs) or that runs SQL given as text (``query()``), which this check
+   could not see.
 
 ``EXPLAIN`` is refused on purpose: a query plan rarely helps the model answer a
 question, ``EXPLAIN ANALYZE`` runs the query anyway, and a smaller surface is
@@ -16,7 +24,11 @@ read-only with external access disabled and the configuration locked.
 
 from __future__ import annotations
 
+import json
 import logging
+import threading
+from collections.abc import Iterator
+from typing import Any
 
 import duckdb
 
@@ -28,6 +40,25 @@ ALLOWED_HINT = (
     "send exactly one read-only query: SELECT, WITH ... SELECT, FROM ..., VALUES, "
     "SHOW, DESCRIBE or SUMMARIZE"
 )
+# Far longer than any analytical query; the parse tree of a longer one costs more to
+# check than the question is worth.
+MAX_SQL_CHARS = 50_000
+
+# Query nodes of DuckDB's parse tree that only read.
+_READ_NODES = frozenset({"SELECT_NODE", "SET_OPERATION_NODE", "RECURSIVE_CTE_NODE", "CTE_NODE"})
+# They describe the server, not the data: settings (home and temporary directories),
+# database file paths, extension and secret directories, temporary files, logs.
+_HOST_METADATA = frozenset({
+    "duckdb_settings", "current_setting", "pg_settings", "duckdb_databases",
+    "pragma_database_list", "pg_database", "duckdb_extensions",
+    "duckdb_extension_repositories", "duckdb_secrets", "which_secret",
+    "duckdb_temporary_files", "duckdb_external_file_cache", "duckdb_logs",
+    "duckdb_logs_parsed", "duckdb_log_contexts", "duckdb_variables", "getvariable",
+    "truncate_duckdb_logs", "write_log", "enable_logging", "disable_logging",
+})
+# They run SQL given as text, which this guard would never see.
+_SQL_AS_TEXT = frozenset({"query", "query_table", "json_execute_serialized_sql",
+                          "json_deserialize_sql"})
 
 
 class SqlRefused(Exception):
@@ -43,13 +74,16 @@ def check_single_read_statement(sql: str) -> str:
 
     The returned text is the statement as written, with surrounding whitespace,
     trailing semicolons and trailing comments removed, so that callers can wrap
-    it safely, e.g. ``SELECT count(*) FROM (\\n<stmt>\\n)``. Pure: no database
-    is touched. Raises ``SqlRefused`` for non-strings, empty input (or only
-    comments), parse errors (with DuckDB's message), more than one statement,
-    and any statement DuckDB does not classify as SELECT.
+    it safely, e.g. ``SELECT count(*) FROM (\\n<stmt>\\n)``. No database is
+    touched (the parse tree comes from a private in-memory DuckDB). Raises
+    ``SqlRefused`` for non-strings, text that is not valid Unicode, more than
+    ``MAX_SQL_CHARS`` characters, empty input (or only comments), parse errors
+    (with DuckDB's message), more than one statement, any statement DuckDB does
+    not classify as SELECT, and a tree holding a write or host metadata.
     """
     if not isinstance(sql, str):
         raise SqlRefused(f"the sql argument must be a string; {ALLOWED_HINT}")
+    _check_text(sql)
     try:
         statements = duckdb.extract_statements(sql)
     except duckdb.Error as exc:
@@ -81,7 +115,76 @@ def check_single_read_statement(sql: str) -> str:
     cleaned = _strip_trailing_noise(statement.query)
     if not cleaned:
         raise SqlRefused(f"the SQL is empty; {ALLOWED_HINT}")
+    _check_tree(cleaned)
     return cleaned
+
+
+def _check_text(sql: str) -> None:
+    if len(sql) > MAX_SQL_CHARS:
+        raise SqlRefused(f"the SQL is {len(sql):,} characters long; at most {MAX_SQL_CHARS:,} "
+                         "are accepted, write a shorter query")
+    try:
+        sql.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        # A lone surrogate (JSON allows "\\ud800"): DuckDB's binding refuses the string.
+        raise SqlRefused(f"the SQL is not valid Unicode (character {exc.start} is a lone "
+                         "surrogate); send plain text") from None
+
+
+def _check_tree(statement: str) -> None:
+    """Refuse a read statement whose parse tree writes or reads host metadata."""
+    tree = _parse_tree(statement)
+    if tree.get("error"):
+        # The statement parsed above; a tree DuckDB cannot serialise cannot be checked.
+        raise SqlRefused(f"the SQL could not be checked: {tree.get('error_message')}; "
+                         f"{ALLOWED_HINT}")
+    for node in _walk(tree.get("statements", [])):
+        node_type = node.get("type")
+        if isinstance(node_type, str) and node_type.endswith("_NODE") \
+                and node_type not in _READ_NODES:
+            operation = node_type.removesuffix("_QUERY_NODE").removesuffix("_NODE")
+            logger.info("refused a SELECT holding %s", node_type)
+            raise SqlRefused(f"{operation} inside a query is not allowed: the database is "
+                             f"read-only; {ALLOWED_HINT}")
+        name = _named_object(node)
+        if name in _HOST_METADATA:
+            raise SqlRefused(f"{name} is not available: it describes the server, not the "
+                             "data; query the tables of the schema instead")
+        if name in _SQL_AS_TEXT:
+            raise SqlRefused(f"{name}() runs SQL given as text, which cannot be checked; "
+                             "write that query directly")
+
+
+def _named_object(node: dict[str, Any]) -> str | None:
+    """The lower-case name of a function call or a table/view reference, else None."""
+    if node.get("class") == "FUNCTION":
+        return str(node.get("function_name", "")).lower()
+    if node.get("type") == "BASE_TABLE":
+        return str(node.get("table_name", "")).lower()
+    return None
+
+
+def _walk(value: Any) -> Iterator[dict[str, Any]]:
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            yield item
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+
+
+def _parse_tree(statement: str) -> dict[str, Any]:
+    with _PARSER_LOCK:
+        global _PARSER
+        if _PARSER is None:
+            # Nothing to read or load: the parser needs no file, network or extension.
+            _PARSER = duckdb.connect(":memory:", config={
+                "enable_external_access": False, "autoload_known_extensions": False,
+                "autoinstall_known_extensions": False, "threads": 1})
+        text = _PARSER.execute("SELECT json_serialize_sql(?)", [statement]).fetchone()[0]
+    return json.loads(text)
 
 
 def _strip_trailing_noise(text: str) -> str:
@@ -110,3 +213,8 @@ def _strip_trailing_noise(text: str) -> str:
             break
         cut = start
     return text[:cut].strip()
+
+
+# A bare lock is not a resource; the connection it guards is opened on first use.
+_PARSER_LOCK = threading.Lock()
+_PARSER: Any = None

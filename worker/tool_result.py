@@ -42,6 +42,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from shared.text_limits import ERROR_CHARS, clip
+
 logger = logging.getLogger(__name__)
 
 SHOWN_ROWS = 25
@@ -96,7 +98,9 @@ class QueryResult:
 
     @classmethod
     def failed(cls, query_id: int, sql: str, message: str, ms: float) -> QueryResult:
-        """Build the error result whose text is ``error: <message>``."""
+        """Build the error result whose text is ``error: <message>``, the message cut to
+        ``ERROR_CHARS`` (its head says what went wrong; a query can make it any size)."""
+        message = clip(message, ERROR_CHARS)
         return cls(query_id, sql, [], [], 0, format_error(message), True, message, ms)
 
 

@@ -94,7 +94,12 @@ def _utc_naive(value: Instant | None, *, next_day: bool) -> dt.datetime | None:
     # Stored timestamps are naive UTC; a bare date as an end means "through that day".
     if value is None:
         return None
-    if isinstance(value, dt.datetime):
-        return value.astimezone(dt.UTC).replace(tzinfo=None) if value.tzinfo else value
-    day = value + dt.timedelta(days=1) if next_day else value
-    return dt.datetime.combine(day, dt.time())
+    try:
+        if isinstance(value, dt.datetime):
+            return value.astimezone(dt.UTC).replace(tzinfo=None) if value.tzinfo else value
+        day = value + dt.timedelta(days=1) if next_day else value
+        return dt.datetime.combine(day, dt.time())
+    except OverflowError:
+        # Past an end of the calendar (9999-12-31 through that day, year 1 at +14:00):
+        # as far as the calendar goes in that direction.
+        return dt.datetime.max if value.year == dt.MAXYEAR else dt.datetime.min

@@ -4,6 +4,7 @@ Every query is tenant-scoped: another tenant's batch is NotFound.
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Iterator
 from typing import Any
@@ -17,6 +18,7 @@ from api.services.jobs import request_hash
 from api.sse import already_delivered, event_stream
 from api.sse_subscribers import subscriber_callbacks
 from shared import batches as batch_rows
+from shared.db_retry import retry_lock_conflicts
 from shared.enqueue import enqueue_jobs
 from shared.errors import Conflict, NotFound, ValidationFailed
 from shared.job_view import job_to_dict
@@ -40,7 +42,8 @@ def submit_batch(svc: Services, tenant_id: int, body: BatchCreate,
 
     The same Idempotency-Key with the same body returns the first batch; with another
     body raises Conflict. Raises ValidationFailed past ``max_batch_questions`` or for
-    a webhook URL whose host is not allow-listed.
+    a webhook URL whose host is not allow-listed. A transaction ended by a deadlock or a
+    lock wait timeout is run again (a few times).
     """
     limit = svc.settings.max_batch_questions
     if len(body.questions) > limit:
@@ -49,12 +52,44 @@ def submit_batch(svc: Services, tenant_id: int, body: BatchCreate,
     if body.webhook_url:
         check_webhook_url(body.webhook_url, svc.settings.webhook_allowed_hosts,
                           require_https=svc.settings.env == "production")
-    digest = request_hash(body.model_dump())
+    committed = _commit_batch(svc, tenant_id, body, idempotency_key,
+                              request_hash(body.model_dump()))
+    if committed.existing is not None:
+        return committed.existing, False
+    batch = committed.batch
+    logger.info("batch %s accepted: %d questions, %s mode, %s conversations", batch.id,
+                batch.total, batch.mode, batch.conversation_mode)
+    _start(svc, batch, committed.released)
+    try:
+        for job_view in committed.job_views:
+            svc.events.publish(job_view["job_id"], "queued", job_view)
+        svc.batch_events.publish(batch.id, "queued", committed.view)
+    except Exception as exc:
+        logger.warning("batch %s: could not publish queued events: %s", batch.id, exc)
+    return committed.accepted, True
+
+
+@dataclasses.dataclass
+class _Committed:
+    """What one submit transaction wrote (or, ``existing``, the earlier batch it found)."""
+
+    existing: dict[str, Any] | None = None
+    batch: Batch | None = None
+    released: list[str] = dataclasses.field(default_factory=list)
+    accepted: dict[str, Any] = dataclasses.field(default_factory=dict)
+    job_views: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    view: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+
+@retry_lock_conflicts
+def _commit_batch(svc: Services, tenant_id: int, body: BatchCreate, idempotency_key: str | None,
+                  digest: str) -> _Committed:
     with svc.session() as s:
         if idempotency_key:
             existing = _by_idempotency_key(s, tenant_id, idempotency_key, digest)
             if existing is not None:
-                return _accepted(existing, batch_rows.ordered_job_ids(s, existing.id)), False
+                return _Committed(existing=_accepted(
+                    existing, batch_rows.ordered_job_ids(s, existing.id)))
         try:
             batch = batch_rows.create_batch(
                 s, tenant_id=tenant_id, questions=body.questions, model=svc.settings.model,
@@ -63,23 +98,15 @@ def submit_batch(svc: Services, tenant_id: int, body: BatchCreate,
                 request_hash=digest)
         except IntegrityError:
             s.rollback()
-            return _after_idempotency_race(svc, tenant_id, idempotency_key, digest), False
+            return _Committed(existing=_after_idempotency_race(svc, tenant_id, idempotency_key,
+                                                               digest))
         released = batch_rows.release_ready(s, batch.id)
         jobs = list(s.scalars(select(Job).where(Job.batch_id == batch.id)
                               .order_by(Job.batch_index)))
-        accepted = _accepted(batch, [j.id for j in jobs])
-        job_views = [job_to_dict(j) for j in jobs]
-        view = batch_rows.load_view(s, batch)
-    logger.info("batch %s accepted: %d questions, %s mode, %s conversations", batch.id,
-                batch.total, batch.mode, batch.conversation_mode)
-    _start(svc, batch, released)
-    try:
-        for job_view in job_views:
-            svc.events.publish(job_view["job_id"], "queued", job_view)
-        svc.batch_events.publish(batch.id, "queued", view)
-    except Exception as exc:
-        logger.warning("batch %s: could not publish queued events: %s", batch.id, exc)
-    return accepted, True
+        return _Committed(batch=batch, released=released,
+                          accepted=_accepted(batch, [j.id for j in jobs]),
+                          job_views=[job_to_dict(j) for j in jobs],
+                          view=batch_rows.load_view(s, batch))
 
 
 def _start(svc: Services, batch: Batch, released: list[str]) -> None:

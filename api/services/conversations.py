@@ -14,6 +14,7 @@ import logging
 from sqlalchemy import delete, or_, select
 
 from api.context import Services
+from shared.db_retry import retry_lock_conflicts
 from shared.errors import BadRequest, Conflict, NotFound
 from shared.job_view import iso
 from shared.models import Conversation, Job, Message
@@ -85,6 +86,7 @@ def get_conversation(svc: Services, tenant_id: int, conversation_id: str) -> dic
              "job_id": m.job_id, "created_at": iso(m.created_at)} for m, numbers in rows]}
 
 
+@retry_lock_conflicts
 def delete_conversation(svc: Services, tenant_id: int, conversation_id: str) -> None:
     """Delete the conversation and its messages.
 

@@ -17,6 +17,7 @@ from api.event_hub import HubUnavailable, Subscription
 from api.schemas import JobCreate
 from api.sse import already_delivered, event_stream
 from api.sse_subscribers import subscriber_callbacks
+from shared.db_retry import retry_lock_conflicts
 from shared.enqueue import enqueue_jobs
 from shared.errors import Conflict, NotFound, RateLimited
 from shared.job_view import job_to_dict
@@ -41,9 +42,19 @@ def submit_job(svc: Services, tenant_id: int, body: JobCreate,
     Returns (job view, created). The same Idempotency-Key with the same body returns the
     first job; with a different body raises Conflict. Raises NotFound for a conversation
     of another tenant, Conflict while that conversation already has a job in flight,
-    RateLimited past the tenant's concurrency cap.
+    RateLimited past the tenant's concurrency cap. A transaction MariaDB ends as a
+    deadlock victim or on a lock wait timeout is run again (a few times).
     """
-    digest = request_hash(body.model_dump())
+    view, created = _commit_job(svc, tenant_id, body, idempotency_key,
+                                request_hash(body.model_dump()))
+    if created:
+        _announce(svc, [view])
+    return view, created
+
+
+@retry_lock_conflicts
+def _commit_job(svc: Services, tenant_id: int, body: JobCreate, idempotency_key: str | None,
+                digest: str) -> tuple[dict, bool]:
     with svc.session() as s:
         if idempotency_key:
             existing = _by_idempotency_key(s, tenant_id, idempotency_key, digest)
@@ -65,9 +76,7 @@ def submit_job(svc: Services, tenant_id: int, body: JobCreate,
         except IntegrityError:
             s.rollback()
             return _after_idempotency_race(svc, tenant_id, idempotency_key, digest), False
-        view = job_to_dict(job)
-    _announce(svc, [view])
-    return view, True
+        return job_to_dict(job), True
 
 
 def _by_idempotency_key(s, tenant_id: int, key: str, digest: str) -> Job | None:
@@ -227,6 +236,7 @@ def job_event_stream(svc: Services, tenant_id: int, job_id: str, after: str) -> 
                         on_close=on_close)
 
 
+@retry_lock_conflicts
 def cancel_job(svc: Services, tenant_id: int, job_id: str) -> dict:
     """Cancel a queued job at once, or flag a running one for the loop's next round
     boundary (its partial usage is still recorded when it stops).

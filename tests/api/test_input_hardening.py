@@ -113,3 +113,36 @@ def test_history_sent_to_the_model_stays_within_its_token_budget(settings):
     assert 0 < len(history) < 24 and len(history) % 2 == 0
     assert sum(estimate_tokens(m["content"]) for m in history) <= 5000
     assert history[-1]["content"].startswith("answer 11"), "the newest turns are kept"
+
+
+@pytest.mark.parametrize("path,field", [("/v1/jobs", "message"), ("/v1/batches", "questions")])
+def test_deeply_nested_json_is_a_400_and_creates_nothing(client, auth, path, field):
+    before = client.get("/v1/conversations", headers=auth).get_json()["items"]
+    body = f'{{"{field}": {"[" * 1100}1{"]" * 1100}}}'
+    resp = client.post(path, data=body, headers=auth, content_type="application/json")
+    assert resp.status_code == 400, resp.get_data(as_text=True)
+    assert resp.mimetype == "application/problem+json"
+    assert "nested" in resp.get_json()["detail"]
+    assert client.get("/v1/conversations", headers=auth).get_json()["items"] == before
+
+
+@pytest.mark.parametrize("query", [
+    {"to": "9999-12-31"},                                # the day after is past the calendar
+    {"from": "0001-01-01T00:00:00+14:00"},               # in UTC it is year 0
+    {"from": "0001-01-01", "to": "9999-12-31T23:59:59-14:00"},
+    {"to": "0001-01-01T00:00:00+14:00"},
+])
+def test_dates_at_the_ends_of_the_calendar_are_answered(client, auth, query):
+    resp = client.get("/v1/usage", query_string=query, headers=auth)
+    assert resp.status_code == 200, resp.get_data(as_text=True)
+    assert resp.get_json()["totals"]["llm_calls"] == 0
+
+
+@pytest.mark.parametrize("body", [
+    '{"message": "\\ud800 lone surrogate"}',     # valid JSON, but not Unicode text
+    '{"message": "How many flights?", "conversation_id": NaN}',
+])
+def test_json_that_is_not_plain_unicode_json_is_a_400(client, auth, body):
+    resp = client.post("/v1/jobs", data=body, headers=auth, content_type="application/json")
+    assert resp.status_code == 400, resp.get_data(as_text=True)
+    assert resp.get_json()["detail"].startswith("The request body is not valid JSON")

@@ -63,7 +63,9 @@ def test_only_allow_listed_hosts_are_accepted(settings, auth):
     allowing = create_app(settings=settings.model_copy(
         update={"webhook_allowed_hosts": ["127.0.0.1"]})).test_client()
     for refused in ("http://localhost:9/x", "http://user:pw@127.0.0.1/x", "ftp://127.0.0.1/x",
-                    "http://127.0.0.1.evil.example/x", "not a url"):
+                    "http://127.0.0.1.evil.example/x", "not a url",
+                    # Python's URL parser drops tabs and newlines; HTTP clients refuse them.
+                    "http://127.0.0.1\t/x", "http://127.0.0.1:9/x\n", "http://127.0.0.1:9/\x00"):
         resp = allowing.post("/v1/batches", json={"questions": ["q"], "webhook_url": refused},
                              headers=auth)
         assert resp.status_code == 422, refused
@@ -121,3 +123,14 @@ def test_assembly_completes_a_batch_of_cancelled_jobs_and_calls_the_webhook(sett
     assert payload["counts"]["cancelled"] == 2 and payload["status"] == "completed"
     row = _row(settings, batch_id)
     assert row.status == "completed" and row.report and row.webhook_status == "delivered"
+
+
+def test_a_url_no_http_client_can_send_to_is_refused_not_raised(settings, tenant_key):
+    # A row accepted before the submission check existed (or written by hand): the
+    # delivery itself must still never raise.
+    hooked = settings.model_copy(update={"webhook_allowed_hosts": ["127.0.0.1"]})
+    sessions = session_factory(settings.database_url)
+    for url in ("http://127.0.0.1\t/hooks", "http://127.0.0.1/x\r\nX-Evil: 1"):
+        batch_id = _batch(settings, tenant_key, url)
+        assert deliver_webhook(hooked, sessions, batch_id, url, {}) == "refused"
+        assert _row(settings, batch_id).webhook_status == "refused"

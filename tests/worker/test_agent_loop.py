@@ -185,6 +185,7 @@ def test_repeated_sql_is_served_from_the_per_job_cache(runner, settings, fake_ll
     "INSTALL httpfs",
     "DELETE FROM flights",
     "SELECT 1; SELECT 2",
+    "WITH x AS (DELETE FROM flights RETURNING *) SELECT count(*) FROM x",
 ])
 def test_refused_sql_goes_back_as_an_error_and_the_job_continues(runner, settings, fake_llm, sql):
     tag = marker()
@@ -311,3 +312,23 @@ def _text(message: dict) -> str:
     if isinstance(content, str):
         return content
     return "".join(b.get("text", "") for b in content if b["type"] == "text")
+
+
+@pytest.mark.timeout(60)
+def test_a_huge_error_message_is_cut_for_the_model_and_the_job_goes_on(runner, settings,
+                                                                        fake_llm):
+    from shared.text_limits import ERROR_CHARS
+
+    tag = marker()
+    scenario = fake_llm.scenario("huge-error", [
+        {"tool_calls": [{"sql": "SELECT error(repeat('x', 100000))"}]},
+        {"text": answer("The query failed.")},
+    ])
+    job = run(runner, settings, f"{scenario} {tag}")
+    assert job["status"] == "succeeded", job
+    result = requests_with(fake_llm, tag)[1]["messages"][-1]["content"][0]
+    assert result["is_error"] is True
+    assert ERROR_CHARS < len(result["content"]) < ERROR_CHARS + 100
+    assert result["content"].endswith("more characters cut]")
+    (stored,) = tool_calls(settings, job["job_id"])
+    assert stored.is_error and stored.error == result["content"].removeprefix("error: ")

@@ -17,7 +17,11 @@ from worker.sql_guard import SqlRefused, check_single_read_statement
     "SUMMARIZE flights",
     "(SELECT 1) UNION ALL (SELECT 2)",
     "PIVOT flights ON origin IN ('EWR', 'JFK') USING count(*) GROUP BY carrier",
-    "SELECT * FROM duckdb_settings()",
+    "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 3) SELECT * FROM r",
+    "SELECT * FROM flights WHERE carrier IN (SELECT carrier FROM airlines)",
+    "SELECT table_name, column_name FROM information_schema.columns",
+    "SELECT * FROM duckdb_tables()",
+    "SELECT * FROM range(3)",
 ])
 def test_read_statements_pass_unchanged(sql):
     assert check_single_read_statement(sql) == sql
@@ -109,3 +113,51 @@ def test_parse_errors_carry_the_parser_message(sql):
 def test_non_strings_are_refused(value):
     with pytest.raises(SqlRefused, match="string"):
         check_single_read_statement(value)
+
+
+@pytest.mark.parametrize(("sql", "kind"), [
+    # DuckDB classifies all of these as SELECT: only the parse tree shows the write.
+    ("WITH x AS (INSERT INTO flights SELECT * FROM flights RETURNING *) SELECT count(*) FROM x",
+     "INSERT"),
+    ("WITH x AS (UPDATE airlines SET name = 'x' RETURNING *) SELECT * FROM x", "UPDATE"),
+    ("WITH x AS (DELETE FROM airlines RETURNING *) SELECT * FROM x", "DELETE"),
+    ("SELECT (WITH x AS (INSERT INTO airlines VALUES ('X', 'x') RETURNING *) SELECT 1)",
+     "INSERT"),
+])
+def test_writes_nested_inside_a_select_are_refused(sql, kind):
+    assert duckdb.extract_statements(sql)[0].type == duckdb.StatementType.SELECT
+    with pytest.raises(SqlRefused) as info:
+        check_single_read_statement(sql)
+    assert kind in info.value.message and "read-only" in info.value.message
+
+
+@pytest.mark.parametrize(("sql", "name"), [
+    ("SELECT * FROM duckdb_settings()", "duckdb_settings"),
+    ("SELECT value FROM system.main.duckdb_settings() WHERE name = 'home_directory'",
+     "duckdb_settings"),
+    ("SELECT current_setting('temp_directory')", "current_setting"),
+    ("SELECT CURRENT_SETTING('home_directory') AS h", "current_setting"),
+    ("SELECT path FROM duckdb_databases()", "duckdb_databases"),
+    ("SELECT * FROM duckdb_databases", "duckdb_databases"),
+    ("SELECT * FROM pragma_database_list", "pragma_database_list"),
+    ("SELECT * FROM pg_catalog.pg_settings", "pg_settings"),
+    ("SUMMARIZE duckdb_databases", "duckdb_databases"),
+    ("SELECT * FROM duckdb_extensions()", "duckdb_extensions"),
+    ("SELECT * FROM duckdb_temporary_files()", "duckdb_temporary_files"),
+    ("SELECT * FROM duckdb_secrets()", "duckdb_secrets"),
+    ("SELECT * FROM flights WHERE year IN (SELECT length(path) FROM duckdb_databases())",
+     "duckdb_databases"),
+    # SQL given as text would be run unchecked.
+    ("SELECT * FROM query('SELECT * FROM duckdb_settings()')", "query"),
+    ("SELECT * FROM query_table('flights')", "query_table"),
+])
+def test_metadata_that_describes_the_host_is_denied(sql, name):
+    with pytest.raises(SqlRefused) as info:
+        check_single_read_statement(sql)
+    assert f"{name}" in info.value.message
+
+
+@pytest.mark.parametrize("sql", ["SELECT '\ud800' AS broken", "SELECT 1 AS \"\udfff\""])
+def test_text_that_is_not_unicode_is_refused(sql):
+    with pytest.raises(SqlRefused, match="not valid Unicode"):
+        check_single_read_statement(sql)

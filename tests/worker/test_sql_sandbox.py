@@ -123,10 +123,10 @@ def test_hostile_sql_is_refused_and_the_sandbox_stays_healthy(flights_sandbox, s
 
 
 def test_settings_are_locked_and_external_access_is_off(flights_sandbox):
-    settings = flights_sandbox.run(
+    settings = flights_sandbox._con.execute(
         "SELECT name, value FROM duckdb_settings() WHERE name IN "
-        "('enable_external_access', 'lock_configuration', 'autoload_known_extensions', 'threads')", 1)
-    assert dict(settings.rows) == {"enable_external_access": "false", "lock_configuration": "true",
+        "('enable_external_access', 'lock_configuration', 'autoload_known_extensions', 'threads')")
+    assert dict(settings.fetchall()) == {"enable_external_access": "false", "lock_configuration": "true",
                                    "autoload_known_extensions": "false", "threads": "2"}
     cursor = flights_sandbox._con.cursor()
     with pytest.raises(duckdb.Error, match="locked"):

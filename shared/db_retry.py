@@ -1,0 +1,100 @@
+"""Which database errors are worth retrying, and the two retry policies built on that.
+
+Only a failure that can succeed on a second try is retried:
+
+- a **lock conflict** -- MariaDB chose this transaction as a deadlock victim (1213,
+  the whole transaction rolled back) or gave up waiting for a row lock (1205);
+  SQLite's "database is locked" is the same thing. Running the unit of work again
+  is safe: nothing of it was committed.
+- a **lost connection** -- the server went away, restarted or cannot be reached
+  (2002, 2003, 2006, 2013, 2055, 1053, 1927, 4031, or a connection SQLAlchemy
+  invalidated). Retrying is safe only for writes that are idempotent or guarded,
+  which is why only the worker's job writes use it: a request's commit may have
+  landed before its acknowledgement was lost.
+
+Everything else -- a value too long for its column, a constraint, a syntax error --
+fails the same way every time and is raised at once.
+"""
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import TypeVar
+
+from sqlalchemy.exc import DBAPIError
+from tenacity import (
+    retry,
+    retry_if_exception,
+    stop_after_attempt,
+    stop_after_delay,
+    wait_exponential,
+    wait_random_exponential,
+)
+
+logger = logging.getLogger(__name__)
+
+F = TypeVar("F", bound=Callable)
+
+LOCK_CONFLICT_CODES = frozenset({1213, 1205})
+CONNECTION_LOST_CODES = frozenset({2002, 2003, 2006, 2013, 2055, 1053, 1927, 4031})
+# A request may wait this many rounds of lock conflicts; the client is still waiting.
+REQUEST_ATTEMPTS = 4
+REQUEST_RETRY_S = 10.0
+
+
+def _code(exc: BaseException) -> int | str | None:
+    orig = getattr(exc, "orig", None)
+    args = getattr(orig, "args", ())
+    return args[0] if args else None
+
+
+def is_lock_conflict(exc: BaseException) -> bool:
+    """A deadlock or a lock wait that timed out: the unit of work can run again."""
+    if not isinstance(exc, DBAPIError):
+        return False
+    code = _code(exc)
+    if isinstance(code, str):  # SQLite's messages
+        return "database is locked" in code or "database table is locked" in code
+    return code in LOCK_CONFLICT_CODES
+
+
+def is_connection_lost(exc: BaseException) -> bool:
+    """The server could not be reached or dropped the connection."""
+    if not isinstance(exc, DBAPIError):
+        return False
+    return bool(exc.connection_invalidated) or _code(exc) in CONNECTION_LOST_CODES
+
+
+def is_transient(exc: BaseException) -> bool:
+    """Either of the above: a write that is safe to repeat may simply try again."""
+    return is_lock_conflict(exc) or is_connection_lost(exc)
+
+
+def _log_retry(state) -> None:
+    logger.warning("database work %s failed, retrying: %s",
+                   getattr(state.fn, "__name__", "?"), state.outcome.exception())
+
+
+def retry_transient(*, give_up_after_s: float, max_wait_s: float) -> Callable[[F], F]:
+    """Retry an idempotent (or guarded) unit of work through lock conflicts and lost
+    connections, with exponential backoff up to ``max_wait_s`` apart, for at most
+    ``give_up_after_s`` seconds; then, or on any other error, raise it."""
+    return retry(
+        retry=retry_if_exception(is_transient),
+        wait=wait_exponential(multiplier=0.2, max=max_wait_s),
+        stop=stop_after_delay(give_up_after_s),
+        reraise=True,
+        before_sleep=_log_retry,
+    )
+
+
+# Every transaction of a request that takes row locks (a submit, a cancel, a delete):
+# a deadlock or a lock wait timeout is answered by running it again, a few times,
+# with jitter so that the two sides of a deadlock do not collide again.
+retry_lock_conflicts = retry(
+    retry=retry_if_exception(is_lock_conflict),
+    wait=wait_random_exponential(multiplier=0.05, max=1.0),
+    stop=stop_after_attempt(REQUEST_ATTEMPTS) | stop_after_delay(REQUEST_RETRY_S),
+    reraise=True,
+    before_sleep=_log_retry,
+)

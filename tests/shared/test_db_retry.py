@@ -1,0 +1,101 @@
+"""Which database errors are retried, judged on real MariaDB errors: a real deadlock, a
+real lock wait timeout, a really killed connection and a value the column refuses."""
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+
+import pytest
+from sqlalchemy import text
+from sqlalchemy.exc import DBAPIError
+
+from shared.db import make_engine
+from shared.db_retry import is_connection_lost, is_lock_conflict, is_transient
+
+
+@pytest.fixture
+def engine(settings):
+    engine = make_engine(settings.database_url, pool_size=4)
+    table = f"retry_probe_{uuid.uuid4().hex[:8]}"
+    with engine.begin() as conn:
+        conn.execute(text(f"CREATE TABLE {table} (id INT PRIMARY KEY, v VARCHAR(8))"))
+        conn.execute(text(f"INSERT INTO {table} VALUES (1, 'a'), (2, 'b')"))
+    engine.probe_table = table
+    yield engine
+    with engine.begin() as conn:
+        conn.execute(text(f"DROP TABLE {table}"))
+    engine.dispose()
+
+
+def _update(conn, table: str, row: int) -> None:
+    conn.execute(text(f"UPDATE {table} SET v = 'x' WHERE id = {row}"))
+
+
+def test_a_real_deadlock_is_a_lock_conflict(engine):
+    table = engine.probe_table
+    errors: list[BaseException] = []
+    with engine.connect() as a, engine.connect() as b:
+        a.begin()
+        b.begin()
+        _update(a, table, 1)
+        _update(b, table, 2)
+
+        def a_wants_2():
+            try:
+                _update(a, table, 2)
+            except DBAPIError as exc:
+                errors.append(exc)
+
+        waiting = threading.Thread(target=a_wants_2)
+        waiting.start()
+        time.sleep(0.5)  # a now waits for b's row lock
+        try:
+            _update(b, table, 1)  # the cycle: one of the two is chosen as the victim
+        except DBAPIError as exc:
+            errors.append(exc)
+        waiting.join(30)
+        a.rollback()
+        b.rollback()
+    (victim,) = errors
+    assert victim.orig.args[0] == 1213
+    assert is_lock_conflict(victim) and is_transient(victim) and not is_connection_lost(victim)
+
+
+def test_a_real_lock_wait_timeout_is_a_lock_conflict(engine):
+    table = engine.probe_table
+    with engine.connect() as holder, engine.connect() as waiter:
+        holder.begin()
+        _update(holder, table, 1)
+        waiter.execute(text("SET SESSION innodb_lock_wait_timeout = 1"))
+        with pytest.raises(DBAPIError) as info:
+            _update(waiter, table, 1)
+        holder.rollback()
+    assert info.value.orig.args[0] == 1205
+    assert is_lock_conflict(info.value) and is_transient(info.value)
+
+
+def test_a_killed_connection_is_a_lost_connection(engine):
+    with engine.connect() as victim, engine.connect() as killer:
+        victim_id = victim.scalar(text("SELECT CONNECTION_ID()"))
+        killer.execute(text(f"KILL CONNECTION {victim_id}"))
+        with pytest.raises(DBAPIError) as info:
+            victim.execute(text("SELECT 1"))
+    assert is_connection_lost(info.value) and is_transient(info.value)
+    assert not is_lock_conflict(info.value)
+
+
+def test_a_value_the_column_refuses_is_not_worth_retrying(engine):
+    with engine.connect() as conn, pytest.raises(DBAPIError) as info:
+        conn.execute(text(f"UPDATE {engine.probe_table} SET v = :v WHERE id = 1"),
+                     {"v": "x" * 100})
+    assert info.value.orig.args[0] == 1406
+    assert not is_transient(info.value)
+
+
+def test_the_app_waits_for_a_row_lock_no_longer_than_its_bound(settings):
+    from shared.db import LOCK_WAIT_TIMEOUT_S, engine_for
+
+    with engine_for(settings.database_url).connect() as conn:
+        assert conn.scalar(text("SELECT @@innodb_lock_wait_timeout")) == LOCK_WAIT_TIMEOUT_S
+    assert LOCK_WAIT_TIMEOUT_S < 40, "shorter than the bundled client's request timeout"
