@@ -5,8 +5,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
+from shared.models import ID_PATTERN
+
 MAX_MESSAGE_CHARS = 8000
-UUID_PATTERN = r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"
+UUID_PATTERN = ID_PATTERN
 
 Question = Annotated[str, StringConstraints(min_length=1, max_length=MAX_MESSAGE_CHARS)]
 

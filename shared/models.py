@@ -5,6 +5,7 @@ Timestamps are naive UTC with microseconds (DATETIME(6) on MariaDB).
 from __future__ import annotations
 
 import datetime as dt
+import re
 import uuid
 from decimal import Decimal
 from typing import Any
@@ -32,6 +33,13 @@ Blob = LargeBinary().with_variant(mysql.LONGBLOB(), "mysql", "mariadb")
 Money = Numeric(16, 8)
 Id = BigInteger().with_variant(Integer(), "sqlite")
 
+
+def ExactToken(length: int) -> String:  # named like the column types it stands beside
+    """A string compared byte for byte: case and trailing spaces count (migration 0003)."""
+    return String(length).with_variant(
+        mysql.VARCHAR(length, charset="utf8mb4", collation="utf8mb4_nopad_bin"),
+        "mysql", "mariadb")
+
 TERMINAL_STATUSES = frozenset({"succeeded", "failed", "cancelled"})
 JOB_STATUSES = ("queued", "running", "succeeded", "failed", "cancelled")
 
@@ -40,8 +48,19 @@ def utcnow() -> dt.datetime:
     return dt.datetime.now(dt.UTC).replace(tzinfo=None)
 
 
+# Ids are lower-case UUIDs (new_id). They are compared as exact tokens: the database's
+# case-insensitive collation would otherwise find a job under other spellings of its id.
+ID_PATTERN = r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"
+_ID = re.compile(ID_PATTERN)
+
+
 def new_id() -> str:
     return str(uuid.uuid4())
+
+
+def is_id(value: str) -> bool:
+    """True for an id spelled exactly as ``new_id`` writes them."""
+    return isinstance(value, str) and _ID.match(value) is not None
 
 
 class Base(DeclarativeBase):
@@ -65,7 +84,7 @@ class Tenant(Base):
     __tablename__ = "tenants"
 
     id: Mapped[int] = mapped_column(Id, primary_key=True, autoincrement=True)
-    name: Mapped[str] = mapped_column(String(100), unique=True)
+    name: Mapped[str] = mapped_column(ExactToken(100), unique=True)
     created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow)
 
 
@@ -74,7 +93,7 @@ class ApiKey(Base):
 
     id: Mapped[int] = mapped_column(Id, primary_key=True, autoincrement=True)
     tenant_id: Mapped[int] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"), index=True)
-    key_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    key_hash: Mapped[str] = mapped_column(ExactToken(64), unique=True)
     prefix: Mapped[str] = mapped_column(String(16))
     created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow)
     revoked_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime, nullable=True)
@@ -125,8 +144,8 @@ class Batch(Base):
     status: Mapped[str] = mapped_column(String(16), default="running")
     total: Mapped[int] = mapped_column(Integer, default=0)
     webhook_url: Mapped[str | None] = mapped_column(String(500), nullable=True)
-    idempotency_key: Mapped[str | None] = mapped_column(String(200), nullable=True)
-    request_hash: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    idempotency_key: Mapped[str | None] = mapped_column(ExactToken(200), nullable=True)
+    request_hash: Mapped[str | None] = mapped_column(ExactToken(64), nullable=True)
     created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow)
     completed_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime, nullable=True)
     # The assembled report (zlib-compressed JSON, SVGs included), written once at the end.
@@ -153,8 +172,8 @@ class Job(UsageColumns, Base):
     message: Mapped[str] = mapped_column(Text)
     model: Mapped[str] = mapped_column(String(100))
     queue: Mapped[str] = mapped_column(String(32), default="chat")
-    idempotency_key: Mapped[str | None] = mapped_column(String(200), nullable=True)
-    request_hash: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    idempotency_key: Mapped[str | None] = mapped_column(ExactToken(200), nullable=True)
+    request_hash: Mapped[str | None] = mapped_column(ExactToken(64), nullable=True)
     attempt: Mapped[int] = mapped_column(Integer, default=0)
     cancel_requested: Mapped[bool] = mapped_column(Boolean, default=False)
 

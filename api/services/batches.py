@@ -22,7 +22,7 @@ from shared.db_retry import retry_lock_conflicts
 from shared.enqueue import enqueue_jobs
 from shared.errors import Conflict, NotFound, ValidationFailed
 from shared.job_view import job_to_dict
-from shared.models import Batch, Job
+from shared.models import Batch, Job, is_id
 from shared.queue import ASSEMBLE_BATCH, REPORTS_QUEUE, RUN_ECONOMY_BATCH
 from shared.reports.document import unpack
 from shared.webhooks import check_webhook_url
@@ -142,7 +142,8 @@ def _after_idempotency_race(svc: Services, tenant_id: int, key: str | None, dige
 
 
 def _load(s, tenant_id: int, batch_id: str) -> Batch:
-    batch = s.scalar(select(Batch).where(Batch.id == batch_id, Batch.tenant_id == tenant_id))
+    batch = s.scalar(select(Batch).where(Batch.id == batch_id, Batch.tenant_id == tenant_id)) \
+        if is_id(batch_id) else None
     if batch is None:
         raise NotFound(f"No batch {batch_id}.")
     return batch

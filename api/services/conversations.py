@@ -17,7 +17,7 @@ from api.context import Services
 from shared.db_retry import retry_lock_conflicts
 from shared.errors import BadRequest, Conflict, NotFound
 from shared.job_view import iso
-from shared.models import Conversation, Job, Message
+from shared.models import Conversation, Job, Message, is_id
 
 logger = logging.getLogger(__name__)
 
@@ -67,7 +67,7 @@ def list_conversations(svc: Services, tenant_id: int, *, limit: int,
 def _owned(s, tenant_id: int, conversation_id: str, *, lock: bool = False) -> Conversation:
     stmt = select(Conversation).where(Conversation.id == conversation_id,
                                       Conversation.tenant_id == tenant_id)
-    c = s.scalar(stmt.with_for_update() if lock else stmt)
+    c = s.scalar(stmt.with_for_update() if lock else stmt) if is_id(conversation_id) else None
     if c is None:
         raise NotFound(f"No conversation {conversation_id}.")
     return c

@@ -21,7 +21,7 @@ from shared.db_retry import retry_lock_conflicts
 from shared.enqueue import enqueue_jobs
 from shared.errors import Conflict, NotFound, RateLimited
 from shared.job_view import job_to_dict
-from shared.models import Conversation, Job, Message, new_id, utcnow
+from shared.models import Conversation, Job, Message, is_id, new_id, utcnow
 
 logger = logging.getLogger(__name__)
 
@@ -146,7 +146,8 @@ def _announce(svc: Services, views: list[dict]) -> None:
 def load_job(svc: Services, tenant_id: int, job_id: str) -> dict:
     """The job's public view; raises NotFound for unknown ids and other tenants' jobs."""
     with svc.session() as s:
-        job = s.scalar(select(Job).where(Job.id == job_id, Job.tenant_id == tenant_id))
+        job = s.scalar(select(Job).where(Job.id == job_id, Job.tenant_id == tenant_id)) \
+            if is_id(job_id) else None
         if job is None:
             raise NotFound(f"No job {job_id}.")
         return job_to_dict(job)
@@ -247,7 +248,8 @@ def cancel_job(svc: Services, tenant_id: int, job_id: str) -> dict:
     """
     now = utcnow()
     with svc.session() as s:
-        job = s.scalar(select(Job).where(Job.id == job_id, Job.tenant_id == tenant_id))
+        job = s.scalar(select(Job).where(Job.id == job_id, Job.tenant_id == tenant_id)) \
+            if is_id(job_id) else None
         if job is None:
             raise NotFound(f"No job {job_id}.")
         # Two guarded updates, so a worker claiming the job concurrently either finds it

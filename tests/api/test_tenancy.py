@@ -169,3 +169,33 @@ def test_idempotency_keys_on_batches(client, auth):
     assert again.get_json()["batch_id"] == first.get_json()["batch_id"]
     assert again.get_json()["job_ids"] == first.get_json()["job_ids"]
     _problem(client.post("/v1/batches", json={**body, "title": "other"}, headers=key), 409)
+
+
+@pytest.mark.parametrize("path,body", [
+    ("/v1/jobs", {"message": "How many flights?"}),
+    ("/v1/batches", {"questions": ["How many flights?"]}),
+])
+def test_idempotency_keys_are_exact_tokens(client, auth, path, body):
+    # Case and trailing spaces make a different key: each one is its own request.
+    base = f"kX-{uuid.uuid4().hex[:8]}"
+    ids = set()
+    for key in (base, base.upper(), base.lower(), f"{base} "):
+        resp = client.post(path, json=body, headers={"Idempotency-Key": key, **auth})
+        assert resp.status_code == 202, (key, resp.get_data(as_text=True))
+        ids.add(resp.get_json().get("job_id") or resp.get_json()["batch_id"])
+    assert len(ids) == 4
+
+
+def test_tenant_names_are_exact_tokens(settings):
+    name = f"Acme-{uuid.uuid4().hex[:8]}"
+    with session_scope(settings.database_url) as s:
+        first, second = create_key(s, name), create_key(s, name.lower())
+    assert _tenant_id(settings, first) != _tenant_id(settings, second)
+
+
+def test_ids_are_exact_tokens_too(client, auth):
+    job_id = client.post("/v1/jobs", json={"message": "mine"}, headers=auth).get_json()["job_id"]
+    assert client.get(f"/v1/jobs/{job_id}", headers=auth).status_code == 200
+    for variant in (job_id.upper(), f"{job_id} "):
+        _problem(client.get(f"/v1/jobs/{variant}", headers=auth), 404)
+        _problem(client.get(f"/v1/jobs/{variant}/events", headers=auth), 404)
