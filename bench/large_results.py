@@ -4,7 +4,8 @@ DuckDB) vs the naive way (fetch every row into Python and summarise there).
 
 Each way runs in a fresh child process (``python -m bench.large_results WAY ROWS``)
 so its peak resident memory is its own; memory is reported as the growth of the
-peak over the process's size just before the query. Both ways open the sample DuckDB
+peak over the process's size just before the query -- for the sandbox, that of its
+SQL process (where DuckDB runs) plus that of the process receiving the result. Both ways open the sample DuckDB
 with the same thread count and memory limit and first read every column the query
 touches (an aggregate over it), so DuckDB's cache of the table is warm and outside
 the figure: what remains is what the result itself costs. The sandbox also runs the
@@ -79,41 +80,48 @@ def _child(way: str, sql: str) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def _peak_mb() -> float:
-    """Peak resident size since the last ``_reset_peak`` (VmHWM), in MB."""
-    for line in Path("/proc/self/status").read_text().splitlines():
+def _peak_mb(pid: int | str = "self") -> float:
+    """Peak resident size of a process since the last ``_reset_peak`` (VmHWM), in MB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmHWM:"):
             return int(line.split()[1]) / 1024
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def _reset_peak() -> float:
-    """Forget the peak so far (the warm-up's), then return the current size in MB."""
+def _reset_peak(pid: int | str = "self") -> float:
+    """Forget a process's peak so far (the warm-up's), then return its size in MB."""
     with contextlib.suppress(OSError):  # Linux >= 4.0: "5" resets VmHWM
-        Path("/proc/self/clear_refs").write_text("5")
-    return _current_mb()
+        Path(f"/proc/{pid}/clear_refs").write_text("5")
+    return _current_mb(pid)
 
 
-def _current_mb() -> float:
-    with open("/proc/self/statm") as statm:
+def _current_mb(pid: int | str = "self") -> float:
+    with open(f"/proc/{pid}/statm") as statm:
         return int(statm.read().split()[1]) * resource.getpagesize() / 2**20
 
 
-def _via_sandbox(sql: str, mark) -> tuple[str, int, float]:
-    from worker.sql_sandbox import SqlSandbox
+def _via_sandbox(sql: str, mark) -> tuple[str, int, float, float]:
+    """The shipped way. DuckDB runs in the sandbox's SQL process, so its growth is
+    measured there and added to this process's (the worker's side: the result)."""
+    from worker.sql_sandbox import SqlSandbox, sandbox_settings
 
     settings = Settings()
-    sandbox = SqlSandbox(SAMPLE_DUCKDB, memory_limit=settings.sql_memory_limit,
-                         threads=settings.sql_threads, timeout_s=120,
-                         chart_row_limit=settings.chart_row_limit)
-    sandbox.run(_warm_sql(sql), 1)
-    mark()
-    started = time.perf_counter()
-    query = sandbox.run(sql, 1)
-    return query.text, query.total_rows, time.perf_counter() - started
+    sandbox = SqlSandbox(SAMPLE_DUCKDB, **{**sandbox_settings(settings), "timeout_s": 120,
+                                           "processes": 1})
+    try:
+        sandbox.run(_warm_sql(sql), 1)
+        (pid,) = sandbox.process_ids()
+        before = _reset_peak(pid)
+        mark()
+        started = time.perf_counter()
+        query = sandbox.run(sql, 1)
+        seconds = time.perf_counter() - started
+        return query.text, query.total_rows, seconds, max(0.0, _peak_mb(pid) - before)
+    finally:
+        sandbox.close()
 
 
-def _via_python(sql: str, mark) -> tuple[str, int, float]:
+def _via_python(sql: str, mark) -> tuple[str, int, float, float]:
     import duckdb
 
     from worker.tool_result import ColumnSummary, format_result
@@ -138,7 +146,7 @@ def _via_python(sql: str, mark) -> tuple[str, int, float]:
             summaries.append(ColumnSummary(name, len(numbers), total, min(numbers),
                                            max(numbers), total / len(numbers)))
     text = format_result(1, columns, rows, len(rows), summaries)
-    return text, len(rows), time.perf_counter() - started
+    return text, len(rows), time.perf_counter() - started, 0.0
 
 
 def _warm_sql(sql: str) -> str:
@@ -149,9 +157,10 @@ def _warm_sql(sql: str) -> str:
 def main(way: str, sql: str) -> None:
     build = {"sandbox": _via_sandbox, "python": _via_python}[way]
     before: list[float] = []
-    text, total_rows, seconds = build(sql, lambda: before.append(_reset_peak()))
+    text, total_rows, seconds, elsewhere_mb = build(sql, lambda: before.append(_reset_peak()))
+    growth = max(0.0, _peak_mb() - before[0]) + elsewhere_mb
     print(json.dumps({"way": way, "rows": total_rows, "seconds": round(seconds, 4),
-                      "peak_growth_mb": round(max(0.0, _peak_mb() - before[0]), 1),
+                      "peak_growth_mb": round(growth, 1),
                       "head": text.splitlines()[0], "text_chars": len(text)}))
 
 

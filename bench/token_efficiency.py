@@ -21,7 +21,7 @@ from shared.config import Settings
 from sunrise.fake_llm.server import run_in_thread
 from worker.agent_loop import AgentLoop, SilentHooks
 from worker.llm_client import make_client
-from worker.sql_sandbox import SqlSandbox
+from worker.sql_sandbox import SqlSandbox, sandbox_settings
 from worker.system_prompt import build_system_prompt
 
 logger = logging.getLogger(__name__)
@@ -129,9 +129,7 @@ def _run_config(overrides: dict, questions: list[tuple[str, str]]) -> dict:
     try:
         settings = Settings(duckdb_path=str(SAMPLE_DUCKDB), anthropic_api_key="bench-offline",
                             anthropic_base_url=server.base_url, **overrides)
-        sandbox = SqlSandbox(settings.duckdb_path, memory_limit=settings.sql_memory_limit,
-                             threads=settings.sql_threads, timeout_s=settings.sql_timeout_s,
-                             chart_row_limit=settings.chart_row_limit)
+        sandbox = SqlSandbox(settings.duckdb_path, **sandbox_settings(settings))
         try:
             prompt = build_system_prompt(sandbox.describe_schema(), dt.date.today())
             client = make_client(settings)

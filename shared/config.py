@@ -64,11 +64,16 @@ class Settings(BaseSettings):
     # Price overrides (JSON, USD per MTok) on top of shared/claude_models.py's table.
     prices: dict[str, ModelPrice] = Field(default_factory=dict)
 
-    # The SQL tool.
+    # The SQL tool. Each query runs in one of up to sql_processes SQL processes per
+    # worker (worker/sql_sandbox.py), each capped at sql_memory_limit (DuckDB) plus 2 GiB
+    # of address space and sql_temp_max of spill files.
     sql_timeout_s: float = 10.0
     sql_memory_limit: str = "1GB"
     sql_threads: int = 2
-    chart_row_limit: int = 5000
+    sql_processes: int = 2
+    sql_temp_max: str = "1GB"
+    chart_row_limit: int = 5000  # rows of one result kept for charts...
+    sql_result_max_bytes: int = 2_000_000  # ...and at most this much of their text
 
     # The API.
     max_body_bytes: int = 5_000_000  # 500 questions of 8000 characters fit

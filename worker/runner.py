@@ -18,7 +18,7 @@ from worker.heartbeat import Heartbeats
 from worker.history import load_history
 from worker.job_store import ClaimedJob, Finish, JobStore
 from worker.llm_client import MISSING_KEY_HELP, make_client
-from worker.sql_sandbox import get_sandbox
+from worker.sql_sandbox import get_sandbox, sandbox_settings
 from worker.system_prompt import build_system_prompt
 from worker.usage import CallUsage
 
@@ -69,11 +69,7 @@ class JobRunner:
         self.heartbeats = Heartbeats(self.store.sessions, interval_s=settings.heartbeat_s)
         self.events = BestEffortSink(events) if events is not None else NullSink()
         self.client = client or make_client(settings)
-        self.sandbox = sandbox or get_sandbox(
-            settings.duckdb_path, memory_limit=settings.sql_memory_limit,
-            threads=settings.sql_threads, timeout_s=settings.sql_timeout_s,
-            chart_row_limit=settings.chart_row_limit,
-        )
+        self.sandbox = sandbox or get_sandbox(settings.duckdb_path, **sandbox_settings(settings))
         self.today = today
         self.metrics = metrics
         # Called with the finished job row after its terminal event (e.g. batch progress).

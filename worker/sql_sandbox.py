@@ -1,170 +1,133 @@
-"""The ``execute_sql`` tool: model-written SQL against a locked-down DuckDB file.
+"""The ``execute_sql`` tool: model-written SQL run in SQL processes the worker can stop.
 
-One ``SqlSandbox`` per process per database file, shared by every job thread.
-Layers of defence, outermost first:
+Why processes: DuckDB's ``memory_limit`` and ``interrupt()`` cover its buffer pool and
+its operators, not every allocation. ``SELECT range(0, 100000000)`` builds one
+multi-gigabyte value outside the pool, in a single step no interrupt reaches: run in
+the worker, it took 25 s under a 10 s limit and 7 GB under a 1 GB limit, and a few
+such queries at once would have the kernel kill the worker and every job in it.
+So each query runs in a separate process (``worker/sql_child.py`` running
+``worker/sql_executor.py``) whose address space is capped (``memory_limit`` plus
+``ADDRESS_SPACE_HEADROOM``): such an allocation fails there with DuckDB's "Out of
+Memory" error, and a process that still overruns its time budget by
+``KILL_GRACE_S`` is killed and replaced. The worker's own memory and time stay
+bounded whatever the SQL does.
 
-1. ``sql_guard`` lets through exactly one statement that DuckDB's parser
-   classifies as SELECT (so no COPY, ATTACH, INSTALL/LOAD, SET, PRAGMA, DDL/DML).
-2. The database is opened ``read_only`` with ``enable_external_access=false``
-   (no files, no network: ``read_csv``, ``glob`` and ``'/etc/passwd'`` fail),
-   extension autoload/autoinstall off, a memory limit, a thread cap, and
-   ``lock_configuration=true`` last so nothing can loosen the rest.
-3. Every query runs on its own cursor with a wall-clock budget enforced by a
-   ``threading.Timer`` that calls ``cursor.interrupt()``.
-
-``run`` never raises for SQL problems: refusals, DuckDB errors and timeouts come
-back as ``QueryResult(is_error=True)`` whose text goes to the model, so it can
-correct itself and the job goes on.
-
-DuckDB allows one configuration per file per process: a second sandbox on the
-same file must use the same ``memory_limit``/``threads`` (``timeout_s`` and
-``chart_row_limit`` are ours and may differ), and nothing else in the process
-may open that file with a plain ``duckdb.connect`` while a sandbox holds it.
+One ``SqlSandbox`` per worker process per database file, shared by every job
+thread: it keeps up to ``processes`` SQL processes, started as they are needed (the
+first when the sandbox is built, so a file that cannot be opened fails at once),
+and hands each query to an idle one; a query that finds all busy waits for one
+within its own budget. ``run`` never raises for SQL problems: refusals, DuckDB
+errors, timeouts and a killed process come back as ``QueryResult(is_error=True)``.
 """
-
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
 import threading
 import time
+from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
 import duckdb
 
-from worker.sql_guard import SqlRefused, check_single_read_statement
-from worker.tool_result import (
-    SHOWN_ROWS,
-    QueryResult,
-    format_result,
-    read_summary,
-    summary_sql,
-)
+from shared.config import Settings
+from worker.sql_executor import timeout_message
+from worker.tool_result import QueryResult
 
-__all__ = ["QueryResult", "SqlSandbox", "close_sandboxes", "get_sandbox"]
+__all__ = ["QueryResult", "SqlSandbox", "close_sandboxes", "get_sandbox", "sandbox_settings"]
 
 logger = logging.getLogger(__name__)
 
-# How often a timed-out query is re-interrupted: DuckDB clears the interrupt
-# flag when a new query starts, so one interrupt could land between the main
-# query and the summary query and be lost.
-_REINTERRUPT_S = 0.1
+# Above DuckDB's memory_limit: the interpreter, DuckDB's code and threads (about
+# 0.8 GB of address space at rest) and its allocations outside the buffer pool.
+ADDRESS_SPACE_HEADROOM = 2 * 1024**3
+# A process still busy this long after its query's budget is killed (the query's own
+# interrupt normally ends it well before).
+KILL_GRACE_S = 2.0
+START_TIMEOUT_S = 60.0
+_PROJECT_ROOT = Path(__file__).resolve().parent.parent
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]i?B|B)?\s*$", re.IGNORECASE)
+_UNITS = {"b": 1, "kb": 1000, "mb": 1000**2, "gb": 1000**3, "tb": 1000**4,
+          "kib": 1024, "mib": 1024**2, "gib": 1024**3, "tib": 1024**4}
 
 
 class SqlSandbox:
     """A read-only, resource-limited DuckDB database shared by many threads.
 
-    The constructor opens the file once and raises ``duckdb.Error`` if it
-    cannot be opened, or ``RuntimeError`` if the configuration did not lock.
+    The constructor starts the first SQL process and raises ``duckdb.Error`` if the
+    file cannot be opened, or ``RuntimeError`` if the configuration did not lock.
     All public methods are thread-safe.
     """
 
     def __init__(self, path: str | Path, *, memory_limit: str = "1GB", threads: int = 2,
-                 timeout_s: float = 10.0, chart_row_limit: int = 5000) -> None:
+                 timeout_s: float = 10.0, chart_row_limit: int = 5000, processes: int = 2,
+                 max_temp_size: str = "1GB", result_max_bytes: int = 2_000_000) -> None:
         self.path = str(path)
         self.timeout_s = float(timeout_s)
         self.chart_row_limit = int(chart_row_limit)
-        self._lock = threading.Lock()
+        self.processes = max(1, int(processes))
+        self._config = {
+            "path": self.path, "memory_limit": memory_limit, "threads": int(threads),
+            "max_temp_size": max_temp_size, "chart_row_limit": self.chart_row_limit,
+            "result_max_bytes": int(result_max_bytes),
+            "address_space_bytes": parse_size(memory_limit) + ADDRESS_SPACE_HEADROOM,
+        }
+        self._cond = threading.Condition()
+        self._idle: list[_SqlProcess] = []
+        self._alive = 1
         self._closed = False
         self._schema: list[tuple[str, list[tuple[str, str]]]] | None = None
-        # Dict order matters: lock_configuration comes last so that it freezes
-        # the settings above it rather than racing them.
-        config: dict[str, Any] = {
-            "enable_external_access": False,
-            "autoload_known_extensions": False,
-            "autoinstall_known_extensions": False,
-            "memory_limit": memory_limit,
-            "threads": int(threads),
-            "lock_configuration": True,
-        }
-        self._con = duckdb.connect(self.path, read_only=True, config=config)
-        self._verify_locked()
-        logger.info("sql sandbox opened %s (memory_limit=%s threads=%s timeout=%ss)",
-                    self.path, memory_limit, threads, self.timeout_s)
+        first = _SqlProcess(self._config)  # raises what opening the file raises
+        self._release(first)
+        logger.info("sql sandbox opened %s (memory_limit=%s threads=%s timeout=%ss, up to %d "
+                    "processes)", self.path, memory_limit, threads, self.timeout_s,
+                    self.processes)
 
     def run(self, sql: str, query_id: int, *, timeout_s: float | None = None,
             job_id: object = None) -> QueryResult:
         """Guard, execute and summarise ``sql``; never raises for SQL problems.
 
-        Fetches at most ``max(26, chart_row_limit + 1)`` rows. When the result
-        has more than 25 rows, a second query over ``(<sql>)`` counts all rows
-        and computes the numeric summary inside DuckDB. The whole call shares
-        one time budget (``timeout_s`` if given, e.g. a job's remaining time,
-        else the sandbox's); on expiry the query is interrupted and the result
-        says so. ``job_id`` only labels the log lines.
+        The whole call, waiting for an idle SQL process included, shares one time
+        budget (``timeout_s`` if given, e.g. a job's remaining time, else the
+        sandbox's); on expiry the query is interrupted and the result says so.
+        ``job_id`` only labels the log lines.
         """
         budget = self.timeout_s if timeout_s is None else float(timeout_s)
         started = time.perf_counter()
+        deadline = time.monotonic() + budget
         tag = f"job={job_id} query_id={query_id}"
         text = sql.strip() if isinstance(sql, str) else repr(sql)
         try:
-            cleaned = check_single_read_statement(sql)
-        except SqlRefused as refused:
-            logger.info("%s refused: %s", tag, refused.message)
-            return QueryResult.failed(query_id, text, refused.message, _ms_since(started))
-        try:
-            cursor = self._cursor()
+            process = self._acquire(deadline)
         except (RuntimeError, duckdb.Error) as exc:
-            return QueryResult.failed(query_id, cleaned, str(exc), _ms_since(started))
-        watchdog = _Watchdog(cursor, budget)
+            return QueryResult.failed(query_id, text, str(exc), _ms_since(started))
         try:
-            return self._execute(cursor, watchdog, cleaned, query_id, started, tag)
-        except Exception as exc:  # the tool boundary: report, don't raise
-            if watchdog.fired:
-                message = (f"query exceeded the {budget:g} s limit and was cancelled; "
-                           "aggregate or filter more")
-            elif isinstance(exc, duckdb.Error):
-                message = str(exc)
-            else:
-                logger.exception("%s failed outside DuckDB", tag)
-                message = f"{type(exc).__name__}: {exc}"
-            logger.info("%s failed: %s", tag, message.splitlines()[0])
-            return QueryResult.failed(query_id, cleaned, message, _ms_since(started))
+            remaining = max(0.0, deadline - time.monotonic())
+            result = process.request(("run", sql, query_id, remaining, tag, budget),
+                                     timeout=remaining + KILL_GRACE_S)
+        except _Overran:
+            logger.warning("%s: the SQL process overran its budget and was killed", tag)
+            result = QueryResult.failed(query_id, text, timeout_message(budget),
+                                        _ms_since(started))
+        except _Died as died:
+            logger.warning("%s: the SQL process ended: %s", tag, died)
+            result = QueryResult.failed(
+                query_id, text, "the query was stopped: it needed more memory than the SQL "
+                "sandbox allows; aggregate or filter more", _ms_since(started))
+        except (RuntimeError, duckdb.Error) as exc:  # reported by the process, which goes on
+            logger.warning("%s: the SQL process reported %s", tag, exc)
+            result = QueryResult.failed(query_id, text, str(exc), _ms_since(started))
         finally:
-            watchdog.stop()
-            with contextlib.suppress(duckdb.Error):  # must not mask the result
-                cursor.close()
-
-    def _execute(self, cursor: Any, watchdog: _Watchdog, sql: str, query_id: int,
-                 started: float, tag: str) -> QueryResult:
-        watchdog.start()
-        cursor.execute(sql)
-        if cursor.description is None:
-            raise duckdb.InvalidInputException("the statement returned no result set")
-        columns = [str(col[0]) for col in cursor.description]
-        types = [str(col[1]) for col in cursor.description]
-        fetched = cursor.fetchmany(max(SHOWN_ROWS + 1, self.chart_row_limit + 1))
-        total_rows, summary = len(fetched), None
-        if len(fetched) > SHOWN_ROWS:
-            total_rows, summary = self._summarise(cursor, watchdog, sql, columns, types, tag)
-        watchdog.check()
-        text = format_result(query_id, columns, fetched, total_rows, summary)
-        ms = _ms_since(started)
-        logger.info("%s rows=%s ms=%.1f", tag, total_rows, ms)
-        return QueryResult(query_id, sql, columns, fetched[: self.chart_row_limit], total_rows,
-                           text, False, None, ms, types, summary)
-
-    def _summarise(self, cursor: Any, watchdog: _Watchdog, sql: str, columns: list[str],
-                   types: list[str], tag: str) -> tuple[int, list | None]:
-        """Count and summarise the whole result in DuckDB (see tool_result)."""
-        watchdog.check()
-        try:
-            row = cursor.execute(summary_sql(sql, columns, types)).fetchone()
-            return read_summary(columns, types, row)
-        except duckdb.Error:
-            if watchdog.fired:
-                raise
-            # Rare (e.g. a statement DuckDB will not nest, or a sum overflow):
-            # still report the true row count, streaming it without keeping rows.
-            logger.warning("%s summary query failed; counting rows instead", tag, exc_info=True)
-        watchdog.check()
-        cursor.execute(sql)
-        total = 0
-        while chunk := cursor.fetchmany(10_000):
-            total += len(chunk)
-        return total, None
+            self._release(process)
+        logger.info("%s rows=%s ms=%.1f%s", tag, result.total_rows, result.ms,
+                    " (error)" if result.is_error else "")
+        return result
 
     def describe_schema(self) -> list[tuple[str, list[tuple[str, str]]]]:
         """``[(table, [(column, type), ...]), ...]`` for every table and view.
@@ -173,107 +136,198 @@ class SqlSandbox:
         ordinal order, so a system prompt built from it is byte-stable. Cached
         (the file is read-only). Raises ``duckdb.Error``, or ``RuntimeError`` if closed.
         """
-        with self._lock:
+        with self._cond:
             if self._schema is not None:
                 return [(table, list(cols)) for table, cols in self._schema]
-        cursor = self._cursor()
-        try:
-            rows = cursor.execute(
-                "SELECT schema_name, table_name, column_name, data_type FROM duckdb_columns() "
-                "WHERE NOT internal AND database_name = current_database() "
-                "ORDER BY schema_name, table_name, column_index"
-            ).fetchall()
-        finally:
-            cursor.close()
-        tables: dict[str, list[tuple[str, str]]] = {}
-        for schema_name, table_name, column_name, data_type in rows:
-            name = table_name if schema_name == "main" else f"{schema_name}.{table_name}"
-            tables.setdefault(name, []).append((column_name, data_type))
-        schema = sorted(tables.items())
-        with self._lock:
+        schema = self._ask(("schema",))
+        with self._cond:
             self._schema = schema
         return [(table, list(cols)) for table, cols in schema]
 
+    def settings(self) -> dict[str, str]:
+        """DuckDB's safety settings as a SQL process holds them (names without paths)."""
+        return self._ask(("settings",))
+
+    def process_ids(self) -> list[int]:
+        """The pids of the SQL processes now idle (for benchmarks and tests)."""
+        with self._cond:
+            return [process.pid for process in self._idle]
+
     def close(self) -> None:
-        """Close the database; idempotent. Later ``run`` calls return errors."""
-        with self._lock:
+        """Stop every SQL process; idempotent. Later ``run`` calls return errors."""
+        with self._cond:
             if self._closed:
                 return
             self._closed = True
-            self._con.close()
+            idle, self._idle = self._idle, []
+            self._cond.notify_all()
+        for process in idle:
+            process.stop()
         logger.info("sql sandbox closed %s", self.path)
 
     @property
     def closed(self) -> bool:
         return self._closed
 
-    def _cursor(self) -> Any:
-        # cursor() registers the child on the parent connection; serialise it.
-        with self._lock:
-            if self._closed:
-                raise RuntimeError("the SQL sandbox is closed")
-            return self._con.cursor()
-
-    def _verify_locked(self) -> None:
-        cursor = self._con.cursor()
+    def _ask(self, request: tuple) -> Any:
+        process = self._acquire(time.monotonic() + START_TIMEOUT_S)
         try:
-            cursor.execute("SET threads = 1")
-        except duckdb.Error:
-            return
+            return process.request(request, timeout=START_TIMEOUT_S)
+        except (_Overran, _Died) as exc:
+            raise RuntimeError(f"the SQL process failed: {exc}") from None
         finally:
-            cursor.close()
-        self._con.close()
-        raise RuntimeError("DuckDB accepted SET after lock_configuration=true; refusing to run")
+            self._release(process)
+
+    def _acquire(self, deadline: float) -> _SqlProcess:
+        with self._cond:
+            while True:
+                if self._closed:
+                    raise RuntimeError("the SQL sandbox is closed")
+                while self._idle:
+                    process = self._idle.pop()
+                    if process.proc.poll() is None:
+                        return process
+                    self._alive -= 1  # ended while idle (killed from outside)
+                    process.kill()
+                if self._alive < self.processes:
+                    self._alive += 1
+                    break
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise RuntimeError(f"all {self.processes} SQL processes stayed busy for "
+                                       "this query's whole time budget; try again")
+                self._cond.wait(remaining)
+        try:
+            return _SqlProcess(self._config)
+        except BaseException:
+            with self._cond:
+                self._alive -= 1
+                self._cond.notify()
+            raise
+
+    def _release(self, process: _SqlProcess) -> None:
+        with self._cond:
+            keep = process.alive and not self._closed
+            if keep:
+                self._idle.append(process)
+            else:
+                self._alive -= 1
+            self._cond.notify()
+        if not keep:
+            process.stop()
 
 
-class _Watchdog:
-    """Interrupts a cursor once ``timeout_s`` has passed, until stopped."""
+class _Overran(Exception):
+    """The SQL process did not answer in time and was killed."""
 
-    def __init__(self, cursor: Any, timeout_s: float) -> None:
-        self._cursor = cursor
-        self._done = threading.Event()
-        self._lock = threading.Lock()
-        self.fired = False
-        self._timer = threading.Timer(timeout_s, self._interrupt)
-        self._timer.daemon = True
 
-    def start(self) -> None:
-        self._timer.start()
+class _Died(Exception):
+    """The SQL process ended while working."""
 
-    def check(self) -> None:
-        """Raise ``duckdb.InterruptException`` if the budget is already spent."""
-        if self.fired:
-            raise duckdb.InterruptException("Interrupted by the query time limit")
+
+class _SqlProcess:
+    """One running ``worker.sql_child`` and its end of the socket pair. One user at a time."""
+
+    def __init__(self, config: dict[str, Any]) -> None:
+        ours, theirs = socket.socketpair()
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "worker.sql_child", str(theirs.fileno())],
+                pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, cwd=_PROJECT_ROOT)
+        finally:
+            theirs.close()
+        self.conn = Connection(ours.detach())
+        self.temp_dir: str | None = None
+        self.alive = True
+        try:
+            self.conn.send(config)
+            reply = self._receive(START_TIMEOUT_S)
+        except (_Overran, _Died) as exc:
+            self.kill()
+            raise RuntimeError(f"the SQL process did not start: {exc}") from None
+        if reply[0] != "ready":
+            self.kill()
+            raise _exception(reply[1], reply[2])
+        _, self.pid, self.temp_dir = reply
+
+    def request(self, message: tuple, *, timeout: float) -> Any:
+        """Send ``message`` and return the answer's payload; raises ``_Overran`` (the
+        process was killed), ``_Died``, or the exception the process reported."""
+        try:
+            self.conn.send(message)
+        except OSError as exc:
+            self.kill()
+            raise _Died(str(exc)) from None
+        status, *payload = self._receive(timeout)
+        if status == "ok":
+            return payload[0]
+        raise _exception(*payload)
+
+    def _receive(self, timeout: float) -> tuple:
+        try:
+            if not self.conn.poll(timeout):
+                self.kill()
+                raise _Overran(f"no answer within {timeout:.1f} s")
+            return self.conn.recv()
+        except (EOFError, OSError):
+            code = self.proc.wait(5)
+            self.kill()
+            raise _Died(f"exit status {code}") from None
 
     def stop(self) -> None:
-        with self._lock:  # after this, _interrupt never touches the cursor again
-            self._done.set()
-        self._timer.cancel()
+        """End an idle process, asking it first; idempotent."""
+        if self.alive and self.proc.poll() is None:
+            try:
+                self.conn.send(("exit",))
+                self.proc.wait(2)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
+        self.kill()
 
-    def _interrupt(self) -> None:
-        while True:
-            with self._lock:
-                if self._done.is_set():
-                    return
-                self.fired = True
-                try:
-                    self._cursor.interrupt()
-                except Exception:  # the cursor may be mid-close
-                    logger.debug("interrupt failed", exc_info=True)
-            if self._done.wait(_REINTERRUPT_S):
-                return
+    def kill(self) -> None:
+        """End the process at once (it may be busy); idempotent."""
+        self.alive = False
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(10)
+        self.conn.close()
+        if self.temp_dir:  # a killed process leaves its spill files behind
+            shutil.rmtree(self.temp_dir, ignore_errors=True)
+
+
+def _exception(type_name: str, message: str) -> Exception:
+    kind = getattr(duckdb, type_name, None)
+    if isinstance(kind, type) and issubclass(kind, duckdb.Error):
+        return kind(message)
+    return RuntimeError(f"{type_name}: {message}")
+
+
+def parse_size(text: str) -> int:
+    """Bytes in a DuckDB size setting such as ``"1GB"`` (10^9) or ``"512MiB"``."""
+    match = _SIZE.match(str(text))
+    if not match:
+        raise ValueError(f"{text!r} is not a size such as 1GB or 512MiB")
+    number, unit = match.groups()
+    return int(float(number) * _UNITS[(unit or "b").lower()])
 
 
 def _ms_since(started: float) -> float:
     return (time.perf_counter() - started) * 1000.0
 
 
+def sandbox_settings(settings: Settings) -> dict[str, Any]:
+    """The ``SqlSandbox`` keyword arguments that ``settings`` give."""
+    return {"memory_limit": settings.sql_memory_limit, "threads": settings.sql_threads,
+            "timeout_s": settings.sql_timeout_s, "chart_row_limit": settings.chart_row_limit,
+            "processes": settings.sql_processes, "max_temp_size": settings.sql_temp_max,
+            "result_max_bytes": settings.sql_result_max_bytes}
+
+
 def get_sandbox(path: str | Path, **settings: Any) -> SqlSandbox:
     """Return this process's sandbox for ``(path, settings)``, opening it on first use.
 
-    Keyed by process id too, so a forked child never reuses its parent's
-    DuckDB handle. A closed sandbox is replaced. Raises what ``SqlSandbox``
-    raises.
+    Keyed by process id too, so a forked child never reuses its parent's SQL
+    processes. A closed sandbox is replaced. Raises what ``SqlSandbox`` raises.
     """
     global _SANDBOXES
     key = (os.getpid(), str(Path(path).resolve()), tuple(sorted(settings.items())))

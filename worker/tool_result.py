@@ -13,11 +13,18 @@ Format (CSV, one header row, never JSON -- it is re-sent on every later call)::
 
 Up to ``SHOWN_ROWS`` rows are listed in full and nothing else follows. Above
 that, the first 25 rows are followed by a summary computed by DuckDB over the
-whole result (see ``summary_sql``), so the model never has to add up a
+whole result (see ``worker/result_sql.py``), so the model never has to add up a
 truncated column. A column is summarised when more than half of all its values
 are numeric; names ending in ``_id``, ``_pk`` or ``_code`` are skipped because
 their sums mean nothing. When no column qualifies only the ``summary over all
 N rows`` line is printed, which still tells the model the true row count.
+
+Bounds, for results no context window could hold: only the first ``MAX_COLUMNS``
+columns are shown (and summarised), the header and rows stop before
+``TEXT_BUDGET_CHARS`` characters (``shown`` says how many rows made it), and a
+line ``cut: ...`` says what was left out and how to ask better. Ordinary results
+are far inside these bounds and unaffected. The whole text never exceeds
+``MAX_TEXT_CHARS``.
 
 Value rendering: NULL is empty; integers as written; floats and decimals with
 at most 4 decimals and trailing zeros stripped (``avg`` with 2), except that a
@@ -48,18 +55,18 @@ logger = logging.getLogger(__name__)
 
 SHOWN_ROWS = 25
 MAX_CELL_CHARS = 1000
-SKIP_SUFFIXES = ("_id", "_pk", "_code")
+MAX_COLUMNS = 100
+# About 8,000 tokens: the header and rows of one result; the summary follows.
+TEXT_BUDGET_CHARS = 30_000
+MAX_TEXT_CHARS = 60_000
 SUMMARY_HEADER = ("column", "count", "total", "min", "max", "avg")
 
-_NUMERIC_TYPES = frozenset({
-    "TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT",
-    "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT", "UHUGEINT",
-    "FLOAT", "DOUBLE",
-})
-# Summing these in their own type can overflow; DOUBLE is plenty for a summary.
-_SUM_AS_DOUBLE = frozenset({"HUGEINT", "UHUGEINT"})
-_TEXT_TYPES = frozenset({"VARCHAR"})
-_STATS_PER_COLUMN = 5  # count, total, min, max, avg
+
+class CutText(str):
+    """A cell's text, already cut to ``MAX_CELL_CHARS + 1`` characters by DuckDB (a
+    value too long to fetch whole); rendered like any text, with the ellipsis."""
+
+    __slots__ = ()
 
 
 @dataclass(frozen=True)
@@ -95,6 +102,8 @@ class QueryResult:
     types: list[str] = field(default_factory=list)
     # The whole-result summary behind ``text``, kept so the result can be re-rendered.
     summary: list[ColumnSummary] | None = None
+    # How many columns the result had; ``columns`` holds at most MAX_COLUMNS of them.
+    total_columns: int = 0
 
     @classmethod
     def failed(cls, query_id: int, sql: str, message: str, ms: float) -> QueryResult:
@@ -116,24 +125,45 @@ def format_result(
     total_rows: int,
     summary: Sequence[ColumnSummary] | None,
     max_rows: int = SHOWN_ROWS,
+    *,
+    total_columns: int = 0,
 ) -> str:
     """Render a query result as the tool-result text described in the module doc.
 
     ``rows`` may hold more than ``SHOWN_ROWS`` rows (the sandbox keeps more for
-    charts); only the first 25 are shown. ``summary`` is printed only when
-    ``total_rows`` exceeds 25, and its header only when it is non-empty.
-    ``max_rows`` other than 25 (0: all of ``rows``) exists for benchmarks only.
+    charts); only the first 25 are shown, as many as fit ``TEXT_BUDGET_CHARS``.
+    ``summary`` is printed only when ``total_rows`` exceeds the rows shown, and its
+    header only when it is non-empty. ``columns`` (at most ``MAX_COLUMNS``) are those
+    of the rows; ``total_columns`` is how many the result had, if more. ``max_rows``
+    other than 25 (0: all of ``rows``) exists for benchmarks only.
     """
-    shown = list(rows[:max_rows] if max_rows else rows)
-    buffer = io.StringIO()
-    buffer.write(f"query_id={query_id} rows={total_rows} shown={len(shown)}\n")
-    writer = csv.writer(buffer, lineterminator="\n")
+    wanted = rows[:max_rows] if max_rows else rows
+    body = io.StringIO()
+    writer = csv.writer(body, lineterminator="\n")
     writer.writerow([_cap(str(name)) for name in columns])
-    for row in shown:
+    size, shown = body.tell(), 0
+    for row in wanted:
         writer.writerow([format_value(value) for value in row])
-    if total_rows > len(shown):
-        buffer.write(f"\nsummary over all {total_rows} rows\n")
+        if body.tell() > TEXT_BUDGET_CHARS:
+            body.seek(size)
+            body.truncate()
+            break
+        size, shown = body.tell(), shown + 1
+    text = io.StringIO()
+    text.write(f"query_id={query_id} rows={total_rows} shown={shown}\n{body.getvalue()}")
+    cut = []
+    if shown < (min(max_rows, total_rows) if max_rows else len(rows)):
+        cut.append(f"{shown} rows shown, as the text of one result stops at "
+                   f"{TEXT_BUDGET_CHARS:,} characters")
+    if total_columns > len(columns):
+        cut.append(f"the first {len(columns)} of {total_columns} columns")
+    if cut:
+        text.write(f"\ncut: {'; '.join(cut)}; select fewer or narrower columns, or "
+                   "aggregate\n")
+    if total_rows > shown:
+        text.write(f"\nsummary over all {total_rows} rows\n")
         if summary:
+            writer = csv.writer(text, lineterminator="\n")
             writer.writerow(SUMMARY_HEADER)
             for item in summary:
                 writer.writerow([
@@ -144,7 +174,10 @@ def format_result(
                     format_value(item.max),
                     format_value(item.avg, decimals=2),
                 ])
-    return buffer.getvalue().rstrip("\n")
+    rendered = text.getvalue().rstrip("\n")
+    if len(rendered) > MAX_TEXT_CHARS:
+        rendered = rendered[:MAX_TEXT_CHARS] + f"\ncut: the text stops at {MAX_TEXT_CHARS:,} characters"
+    return rendered
 
 
 def text_for_model(result: QueryResult, fmt: str = "csv", max_rows: int = SHOWN_ROWS) -> str:
@@ -156,7 +189,7 @@ def text_for_model(result: QueryResult, fmt: str = "csv", max_rows: int = SHOWN_
         return result.text
     if fmt == "csv":
         return format_result(result.query_id, result.columns, result.rows, result.total_rows,
-                             result.summary, max_rows)
+                             result.summary, max_rows, total_columns=result.total_columns)
     shown = result.rows[:max_rows] if max_rows else result.rows
     payload: dict[str, Any] = {
         "query_id": result.query_id, "rows": result.total_rows, "shown": len(shown),
@@ -185,66 +218,6 @@ def format_value(value: Any, *, decimals: int = 4) -> str:
     if isinstance(value, (list, tuple, dict)):
         return _cap(json.dumps(value, default=str, ensure_ascii=False))
     return _cap(str(value))
-
-
-def summary_candidates(columns: Sequence[str], types: Sequence[str]) -> list[tuple[int, str, str]]:
-    """Return ``(index, name, type)`` of columns that may be summarised.
-
-    Numeric types and VARCHAR qualify by type (whether more than half of the
-    values are numeric is only known after ``summary_sql`` has run); BOOLEAN,
-    temporal and nested types never do, nor names ending in ``SKIP_SUFFIXES``.
-    """
-    picked = []
-    for index, (name, type_name) in enumerate(zip(columns, types, strict=True)):
-        base = _base_type(type_name)
-        if str(name).lower().endswith(SKIP_SUFFIXES):
-            continue
-        if base in _NUMERIC_TYPES or base == "DECIMAL" or base in _TEXT_TYPES:
-            picked.append((index, str(name), base))
-    return picked
-
-
-def summary_sql(inner_sql: str, columns: Sequence[str], types: Sequence[str]) -> str:
-    """Return one DuckDB query computing the row count and per-column stats.
-
-    ``inner_sql`` must already have passed ``sql_guard`` (one SELECT, no
-    trailing ``;`` or comment). Its columns are renamed positionally
-    (``c0, c1, ...``) so duplicate or odd names cannot break the query. The
-    result is a single row: ``count(*)`` then, per candidate column, the count
-    of numeric values, their sum, min, max and average; VARCHAR columns are
-    measured through ``TRY_CAST(... AS DOUBLE)``. Decode it with ``read_summary``.
-    """
-    aliases = ", ".join(f"c{index}" for index in range(len(columns)))
-    select = ["count(*)"]
-    for index, _name, base in summary_candidates(columns, types):
-        expr = f"TRY_CAST(c{index} AS DOUBLE)" if base in _TEXT_TYPES else f"c{index}"
-        total = f"sum(CAST({expr} AS DOUBLE))" if base in _SUM_AS_DOUBLE else f"sum({expr})"
-        select += [f"count({expr})", total, f"min({expr})", f"max({expr})", f"avg({expr})"]
-    # The newlines keep a trailing line comment in inner_sql from eating the ")".
-    return f"SELECT {', '.join(select)}\nFROM (\n{inner_sql}\n) AS t({aliases})"
-
-
-def read_summary(
-    columns: Sequence[str], types: Sequence[str], row: Sequence[Any]
-) -> tuple[int, list[ColumnSummary]]:
-    """Decode the single row of ``summary_sql`` into ``(total_rows, summaries)``.
-
-    Only columns where more than half of all values are numeric are returned,
-    in result-column order.
-    """
-    total_rows = int(row[0])
-    summaries = []
-    for position, (_index, name, _base) in enumerate(summary_candidates(columns, types)):
-        start = 1 + position * _STATS_PER_COLUMN
-        count, total, low, high, avg = row[start:start + _STATS_PER_COLUMN]
-        if count and count * 2 > total_rows:
-            summaries.append(ColumnSummary(name, int(count), total, low, high, avg))
-    return total_rows, summaries
-
-
-def _base_type(type_name: str) -> str:
-    """``'DECIMAL(18,3)'`` -> ``'DECIMAL'``; other names upper-cased as they are."""
-    return str(type_name).split("(", 1)[0].strip().upper()
 
 
 def _format_float(value: float, decimals: int) -> str:

@@ -123,15 +123,12 @@ def test_hostile_sql_is_refused_and_the_sandbox_stays_healthy(flights_sandbox, s
 
 
 def test_settings_are_locked_and_external_access_is_off(flights_sandbox):
-    settings = flights_sandbox._con.execute(
-        "SELECT name, value FROM duckdb_settings() WHERE name IN "
-        "('enable_external_access', 'lock_configuration', 'autoload_known_extensions', 'threads')")
-    assert dict(settings.fetchall()) == {"enable_external_access": "false", "lock_configuration": "true",
-                                   "autoload_known_extensions": "false", "threads": "2"}
-    cursor = flights_sandbox._con.cursor()
-    with pytest.raises(duckdb.Error, match="locked"):
-        cursor.execute("SET enable_external_access = true")
-    cursor.close()
+    settings = flights_sandbox.settings()
+    assert {name: settings[name] for name in (
+        "enable_external_access", "lock_configuration", "autoload_known_extensions", "threads",
+        "access_mode")} == {"enable_external_access": "false", "lock_configuration": "true",
+                            "autoload_known_extensions": "false", "threads": "2",
+                            "access_mode": "read_only"}
 
 
 @pytest.fixture

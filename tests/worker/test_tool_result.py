@@ -6,15 +6,13 @@ import decimal
 import duckdb
 import pytest
 
+from worker.result_sql import read_summary, summary_candidates, summary_sql
 from worker.tool_result import (
     MAX_CELL_CHARS,
     ColumnSummary,
     format_error,
     format_result,
     format_value,
-    read_summary,
-    summary_candidates,
-    summary_sql,
 )
 
 

@@ -1,0 +1,264 @@
+"""Runs model-written SQL against a locked-down DuckDB file, inside one SQL process.
+
+This is the code that touches DuckDB; ``worker/sql_child.py`` runs it in a process
+of its own (see ``worker/sql_sandbox.py`` for why). Layers of defence, outermost
+first:
+
+1. ``sql_guard`` lets through exactly one read statement (DuckDB's parser decides,
+   down to the whole parse tree) that reads no host metadata.
+2. The database is opened ``read_only`` with ``enable_external_access=false`` (no
+   files, no network: ``read_csv``, ``glob`` and ``'/etc/passwd'`` fail), extension
+   autoload/autoinstall off, a memory limit, a thread cap, a private temporary
+   directory capped at ``max_temp_directory_size``, and ``lock_configuration=true``
+   last so nothing can loosen the rest.
+3. Every query runs on its own cursor with a wall-clock budget enforced by a
+   ``threading.Timer`` that calls ``cursor.interrupt()``.
+4. Only a bounded result leaves DuckDB (``result_sql.bounded_rows_sql``): at most
+   ``chart_row_limit`` rows, every cell cut to what a cell shows, and fetching stops
+   once ``result_max_bytes`` of rendered text have arrived.
+
+``run`` never raises for SQL problems: refusals, DuckDB errors and timeouts come
+back as ``QueryResult(is_error=True)`` whose text goes to the model, so it can
+correct itself and the job goes on.
+"""
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from worker.result_sql import bounded_rows_sql, read_summary, summary_sql
+from worker.sql_guard import SqlRefused, check_single_read_statement
+from worker.tool_result import MAX_COLUMNS, SHOWN_ROWS, QueryResult, format_result
+
+logger = logging.getLogger(__name__)
+
+# How often a timed-out query is re-interrupted: DuckDB clears the interrupt
+# flag when a new query starts, so one interrupt could land between the main
+# query and the summary query and be lost.
+_REINTERRUPT_S = 0.1
+# Rows per fetch stay under about this many characters, so that no single fetch
+# (a chunk of rows turned into Python values at once) can be large.
+_FETCH_CHARS = 1_000_000
+# DuckDB settings a caller may read back (``settings``): none of them names a path.
+REPORTED_SETTINGS = ("access_mode", "enable_external_access", "lock_configuration",
+                     "autoload_known_extensions", "autoinstall_known_extensions",
+                     "memory_limit", "threads", "max_temp_directory_size")
+
+
+def timeout_message(budget_s: float) -> str:
+    return (f"query exceeded the {budget_s:g} s limit and was cancelled; "
+            "aggregate or filter more")
+
+
+class DuckDbExecutor:
+    """One read-only DuckDB database and the bounded way of querying it. One thread."""
+
+    def __init__(self, path: str | Path, *, memory_limit: str, threads: int,
+                 temp_directory: str, max_temp_size: str, chart_row_limit: int,
+                 result_max_bytes: int) -> None:
+        """Open the file; raises ``duckdb.Error`` if it cannot be opened, or
+        ``RuntimeError`` if the configuration did not lock."""
+        self.path = str(path)
+        self.chart_row_limit = int(chart_row_limit)
+        self.result_max_bytes = int(result_max_bytes)
+        # Dict order matters: lock_configuration comes last so that it freezes
+        # the settings above it rather than racing them.
+        config: dict[str, Any] = {
+            "enable_external_access": False,
+            "autoload_known_extensions": False,
+            "autoinstall_known_extensions": False,
+            "memory_limit": memory_limit,
+            "threads": int(threads),
+            "temp_directory": temp_directory,
+            "max_temp_directory_size": max_temp_size,
+            "lock_configuration": True,
+        }
+        self._con = duckdb.connect(self.path, read_only=True, config=config)
+        self._verify_locked()
+        # What an error message must not show the model: where things are on this host.
+        self._host_paths = sorted({str(Path(self.path).resolve().parent), temp_directory,
+                                   str(Path.home())}, key=len, reverse=True)
+
+    def run(self, sql: str, query_id: int, budget_s: float, tag: str = "",
+            limit_s: float | None = None) -> QueryResult:
+        """Guard, execute and summarise ``sql`` within ``budget_s`` seconds; never raises
+        for SQL problems (see the module doc). ``limit_s`` is the limit a timeout names
+        (the query's whole budget, of which ``budget_s`` may be what is left)."""
+        started = time.perf_counter()
+        text = sql.strip() if isinstance(sql, str) else repr(sql)
+        try:
+            cleaned = check_single_read_statement(sql)
+        except SqlRefused as refused:
+            logger.info("%s refused: %s", tag, refused.message)
+            return QueryResult.failed(query_id, text, refused.message, _ms_since(started))
+        cursor = self._con.cursor()
+        watchdog = _Watchdog(cursor, budget_s)
+        try:
+            return self._execute(cursor, watchdog, cleaned, query_id, started, tag)
+        except Exception as exc:  # the tool boundary: report, don't raise
+            if watchdog.fired:
+                message = timeout_message(budget_s if limit_s is None else limit_s)
+            elif isinstance(exc, duckdb.Error):
+                message = self._without_host_paths(str(exc))
+            else:
+                logger.exception("%s failed outside DuckDB", tag)
+                message = f"{type(exc).__name__}: {exc}"
+            logger.info("%s failed: %s", tag, message.splitlines()[0] if message else "")
+            return QueryResult.failed(query_id, cleaned, message, _ms_since(started))
+        finally:
+            watchdog.stop()
+            with contextlib.suppress(duckdb.Error):  # must not mask the result
+                cursor.close()
+
+    def _execute(self, cursor: Any, watchdog: _Watchdog, sql: str, query_id: int,
+                 started: float, tag: str) -> QueryResult:
+        watchdog.start()
+        # Binding only: names and types, nothing executed yet.
+        relation = cursor.sql(sql)
+        all_columns = [str(name) for name in relation.columns]
+        all_types = [str(kind) for kind in relation.types]
+        columns, types = all_columns[:MAX_COLUMNS], all_types[:MAX_COLUMNS]
+        limit = max(SHOWN_ROWS, self.chart_row_limit) + 1
+        bounded = bounded_rows_sql(sql, all_types, limit)
+        rows, complete = self._fetch_bounded(cursor, bounded, len(columns))
+        total_rows, summary = len(rows), None
+        if len(rows) > SHOWN_ROWS or not complete:
+            total_rows, summary = self._summarise(cursor, watchdog, sql, all_columns,
+                                                  all_types, tag)
+        watchdog.check()
+        kept = rows[: self.chart_row_limit]
+        text = format_result(query_id, columns, kept, total_rows, summary,
+                             total_columns=len(all_columns))
+        ms = _ms_since(started)
+        logger.info("%s rows=%s kept=%s ms=%.1f", tag, total_rows, len(kept), ms)
+        return QueryResult(query_id, sql, columns, kept, total_rows, text, False, None, ms,
+                           types, summary, len(all_columns))
+
+    def _fetch_bounded(self, cursor: Any, bounded: Any, columns: int) -> tuple[list[tuple], bool]:
+        """Rows of the bounded query until its end (``complete``) or until their rendered
+        size passes ``result_max_bytes``."""
+        cursor.execute(bounded.sql)
+        per_fetch = max(1, min(1000, _FETCH_CHARS // max(1, columns * 1001)))
+        rows: list[tuple] = []
+        size = 0
+        while chunk := cursor.fetchmany(per_fetch):
+            for raw in chunk:
+                values, row_size = bounded.decode(raw)
+                size += row_size
+                if size > self.result_max_bytes and rows:
+                    return rows, False
+                rows.append(values)
+        return rows, True
+
+    def _summarise(self, cursor: Any, watchdog: _Watchdog, sql: str, columns: list[str],
+                   types: list[str], tag: str) -> tuple[int, list | None]:
+        """Count and summarise the whole result in DuckDB (see result_sql)."""
+        watchdog.check()
+        try:
+            row = cursor.execute(summary_sql(sql, columns, types)).fetchone()
+            return read_summary(columns, types, row)
+        except duckdb.Error as exc:
+            if watchdog.fired or isinstance(exc, duckdb.OutOfMemoryException):
+                raise
+            # Rare (e.g. a statement DuckDB will not nest, or a sum overflow):
+            # still report the true row count, counting without keeping rows.
+            logger.warning("%s summary query failed; counting rows instead", tag, exc_info=True)
+        watchdog.check()
+        total = cursor.execute(f"SELECT count(*) FROM (\n{sql}\n)").fetchone()[0]
+        return int(total), None
+
+    def describe_schema(self) -> list[tuple[str, list[tuple[str, str]]]]:
+        """``[(table, [(column, type), ...]), ...]`` for every table and view: tables
+        sorted by name (``schema.table`` outside ``main``), columns in ordinal order."""
+        cursor = self._con.cursor()
+        try:
+            rows = cursor.execute(
+                "SELECT schema_name, table_name, column_name, data_type FROM duckdb_columns() "
+                "WHERE NOT internal AND database_name = current_database() "
+                "ORDER BY schema_name, table_name, column_index"
+            ).fetchall()
+        finally:
+            cursor.close()
+        tables: dict[str, list[tuple[str, str]]] = {}
+        for schema_name, table_name, column_name, data_type in rows:
+            name = table_name if schema_name == "main" else f"{schema_name}.{table_name}"
+            tables.setdefault(name, []).append((column_name, data_type))
+        return sorted(tables.items())
+
+    def settings(self) -> dict[str, str]:
+        """The ``REPORTED_SETTINGS`` as DuckDB holds them (for checks and tests)."""
+        cursor = self._con.cursor()
+        try:
+            return dict(cursor.execute(
+                "SELECT name, value FROM duckdb_settings() WHERE list_contains(?, name)",
+                [list(REPORTED_SETTINGS)]).fetchall())
+        finally:
+            cursor.close()
+
+    def close(self) -> None:
+        self._con.close()
+
+    def _without_host_paths(self, message: str) -> str:
+        for path in self._host_paths:
+            if len(path) > 1:
+                message = message.replace(path, "<server path>")
+        return message
+
+    def _verify_locked(self) -> None:
+        cursor = self._con.cursor()
+        try:
+            cursor.execute("SET threads = 1")
+        except duckdb.Error:
+            return
+        finally:
+            cursor.close()
+        self._con.close()
+        raise RuntimeError("DuckDB accepted SET after lock_configuration=true; refusing to run")
+
+
+class _Watchdog:
+    """Interrupts a cursor once ``timeout_s`` has passed, until stopped."""
+
+    def __init__(self, cursor: Any, timeout_s: float) -> None:
+        self._cursor = cursor
+        self._done = threading.Event()
+        self._lock = threading.Lock()
+        self.fired = False
+        self._timer = threading.Timer(max(0.0, timeout_s), self._interrupt)
+        self._timer.daemon = True
+
+    def start(self) -> None:
+        self._timer.start()
+
+    def check(self) -> None:
+        """Raise ``duckdb.InterruptException`` if the budget is already spent."""
+        if self.fired:
+            raise duckdb.InterruptException("Interrupted by the query time limit")
+
+    def stop(self) -> None:
+        with self._lock:  # after this, _interrupt never touches the cursor again
+            self._done.set()
+        self._timer.cancel()
+
+    def _interrupt(self) -> None:
+        while True:
+            with self._lock:
+                if self._done.is_set():
+                    return
+                self.fired = True
+                try:
+                    self._cursor.interrupt()
+                except Exception:  # the cursor may be mid-close
+                    logger.debug("interrupt failed", exc_info=True)
+            if self._done.wait(_REINTERRUPT_S):
+                return
+
+
+def _ms_since(started: float) -> float:
+    return (time.perf_counter() - started) * 1000.0
