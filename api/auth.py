@@ -1,7 +1,10 @@
 """Bearer-key authentication; every /v1 request runs as exactly one tenant."""
 from __future__ import annotations
 
-from flask import g, request
+from collections.abc import Callable
+from typing import TypeVar
+
+from flask import current_app, g, request
 
 from api.context import services
 from shared.errors import Unauthorized
@@ -9,12 +12,22 @@ from shared.keys import get_or_create_tenant, tenant_id_for_key
 
 DEFAULT_TENANT = "default"
 
+V = TypeVar("V", bound=Callable)
+
+
+def accepts_query_token(view: V) -> V:
+    """Mark a GET view that may be authenticated by ``?access_token=``: EventSource and
+    report links cannot send headers. Put it below the route decorator."""
+    view.accepts_query_token = True  # type: ignore[attr-defined]
+    return view
+
 
 def authenticate() -> None:
     """``before_request`` hook: sets ``g.tenant_id`` or raises Unauthorized (401).
 
-    The key comes from ``Authorization: Bearer``; EventSource and report links cannot
-    send headers, so ``?access_token=`` is accepted too.
+    The key comes from ``Authorization: Bearer``, or from ``?access_token=`` on the GET
+    views marked ``accepts_query_token`` only: a key in a URL ends up in logs and
+    histories, which is acceptable for a read-only link and not for a change.
     """
     svc = services()
     if svc.settings.auth == "disabled":
@@ -24,6 +37,10 @@ def authenticate() -> None:
     header = request.headers.get("Authorization", "")
     scheme, _, key = header.partition(" ")
     if not key and "access_token" in request.args:
+        if not _accepts_query_token():
+            raise Unauthorized("?access_token= is accepted only on GET of event streams and "
+                               "report links; send your API key as 'Authorization: Bearer "
+                               "<key>'.", headers={"WWW-Authenticate": 'Bearer realm="sunrise"'})
         scheme, key = "bearer", request.args["access_token"]
     if scheme.lower() != "bearer" or not key.strip():
         raise Unauthorized("Send your API key as 'Authorization: Bearer <key>'.",
@@ -34,3 +51,8 @@ def authenticate() -> None:
         raise Unauthorized("The API key is unknown or revoked.",
                            headers={"WWW-Authenticate": 'Bearer error="invalid_token"'})
     g.tenant_id = tenant_id
+
+
+def _accepts_query_token() -> bool:
+    view = current_app.view_functions.get(request.endpoint or "")
+    return request.method in ("GET", "HEAD") and getattr(view, "accepts_query_token", False)

@@ -95,4 +95,4 @@ class ReportQuery(Strict):
 
 
 class BatchQuery(Strict):
-    access_token: str | None = None
+    """No parameters: refuses any, so a mistyped one is said, not ignored."""

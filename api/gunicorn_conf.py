@@ -16,6 +16,7 @@ thousands of open streams, where gthread would need a thread per stream.
   EventSource reconnects with Last-Event-ID and loses nothing.
 - ``keepalive``: idle keep-alive seconds between requests of one client.
 - Scale with ``--workers`` (``sunrise api --workers N``): about one per core.
+- ``post_worker_init``: gunicorn's own error answers (414, 431, 400) as problem+json.
 """
 worker_class = "gevent"
 worker_connections = 2000
@@ -27,3 +28,9 @@ accesslog = None
 # Nothing here uses gunicornc; a control socket under $HOME would also collide between
 # several API processes on one host.
 control_socket_disable = True
+
+
+def post_worker_init(worker) -> None:
+    from api.server_errors import install
+
+    install()

@@ -14,10 +14,18 @@ logger = logging.getLogger(__name__)
 PROBLEM_TYPE = "https://sunrise.dev/problems/"
 
 
+def problem_body(status: int, title: str, detail: str, *, code: str = "error",
+                 instance: str | None = None, **extra) -> dict:
+    """The RFC 9457 document of an error (what every error of the API answers)."""
+    body = {"type": PROBLEM_TYPE + code, "title": title, "status": status, "detail": detail}
+    if instance is not None:
+        body["instance"] = instance
+    return {**body, **extra}
+
+
 def problem(status: int, title: str, detail: str, *, code: str = "error",
             headers: dict | None = None, **extra) -> Response:
-    body = {"type": PROBLEM_TYPE + code, "title": title, "status": status, "detail": detail,
-            "instance": request.path, **extra}
+    body = problem_body(status, title, detail, code=code, instance=request.path, **extra)
     resp = Response(json.dumps(body), status=status, mimetype="application/problem+json")
     for key, value in (headers or {}).items():
         resp.headers[key] = value

@@ -112,7 +112,8 @@ class JobQuery(Strict):
 
 class EventsQuery(BaseModel):
     last_event_id: str | None = Field(default=None, pattern=r"^\d+-\d+$")
-    access_token: str | None = None
+    access_token: str | None = Field(default=None, description=(
+        "Your API key, for clients that cannot send headers (EventSource)."))
 
 
 class Problem(BaseModel):

@@ -77,7 +77,8 @@ class Settings(BaseSettings):
 
     # The API.
     max_body_bytes: int = 5_000_000  # 500 questions of 8000 characters fit
-    rate_limit_per_minute: int = 120
+    rate_limit_per_minute: int = 120  # requests of one tenant, reads included
+    question_limit_per_minute: int = 500  # questions asked (a batch of N counts N)
     max_concurrent_jobs: int = 50
     max_batch_questions: int = 500
     long_poll_max_s: int = 30

@@ -126,6 +126,7 @@ def base_settings(database_url, redis_url, sample_duckdb, fake_llm_server) -> Se
         llm_timeout_s=10,
         heartbeat_s=0.5,
         rate_limit_per_minute=100_000,
+        question_limit_per_minute=100_000,
         max_concurrent_jobs=10_000,
         sse_heartbeat_s=1.0,
     )

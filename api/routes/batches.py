@@ -3,10 +3,10 @@ from __future__ import annotations
 
 from flask import Blueprint, Response, g, request
 
-from api.auth import authenticate
+from api.auth import accepts_query_token, authenticate
 from api.batch_schemas import BatchAccepted, BatchCreate, BatchOut, BatchQuery, ReportQuery
 from api.context import services
-from api.limits import check_rate
+from api.limits import limit_requests
 from api.requests import parse_body, parse_query
 from api.schemas import EventsQuery
 from api.services import batches as batch_service
@@ -17,6 +17,7 @@ from shared.reports import MEDIA_TYPES, render
 
 bp = Blueprint("batches", __name__, url_prefix="/v1/batches")
 bp.before_request(authenticate)
+bp.before_request(limit_requests)
 
 # Model-written text is escaped in the report; this forbids scripts and fetches anyway.
 REPORT_CSP = ("default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
@@ -32,7 +33,6 @@ def create_batch():
     if key is not None and not (0 < len(key) <= 200):
         raise BadRequest("Idempotency-Key must be 1 to 200 characters.")
     svc = services()
-    check_rate(svc, g.tenant_id)
     accepted, _created = batch_service.submit_batch(svc, g.tenant_id, body, key)
     return accepted, 202, {"Location": accepted["links"]["self"]}
 
@@ -50,6 +50,7 @@ def get_batch(batch_id: str):
           query=EventsQuery, responses={200: "text/event-stream of batch events", 204: None},
           tag="batches")
 @bp.get("/<batch_id>/events")
+@accepts_query_token
 def batch_events(batch_id: str):
     query = parse_query(EventsQuery)
     after = resume_point(request.headers.get("Last-Event-ID"), query.last_event_id)
@@ -65,6 +66,7 @@ def batch_events(batch_id: str):
           query=ReportQuery, responses={200: ("the report", "text/html", "text/markdown", "application/json",
                                   "text/csv"), 409: None}, tag="batches")
 @bp.get("/<batch_id>/report")
+@accepts_query_token
 def batch_report(batch_id: str):
     query = parse_query(ReportQuery)
     document = batch_service.load_report(services(), g.tenant_id, batch_id)

@@ -5,6 +5,7 @@ from flask import Blueprint, g
 
 from api.auth import authenticate
 from api.context import services
+from api.limits import limit_requests
 from api.requests import parse_query
 from api.schemas import ConversationList, ConversationOut, ListQuery
 from api.services import conversations as conversation_service
@@ -12,6 +13,7 @@ from api.spec import spec
 
 bp = Blueprint("conversations", __name__, url_prefix="/v1/conversations")
 bp.before_request(authenticate)
+bp.before_request(limit_requests)
 
 
 @spec.doc("GET", "/v1/conversations",

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from flask import Blueprint, Response, g, request
 
-from api.auth import authenticate
+from api.auth import accepts_query_token, authenticate
 from api.context import services
-from api.limits import check_rate
+from api.limits import limit_requests
 from api.requests import parse_body, parse_query
 from api.schemas import EventsQuery, JobAccepted, JobCreate, JobOut, JobQuery
 from api.services import jobs as job_service
@@ -15,6 +15,7 @@ from shared.errors import BadRequest
 
 bp = Blueprint("jobs", __name__, url_prefix="/v1/jobs")
 bp.before_request(authenticate)
+bp.before_request(limit_requests)
 
 
 @spec.doc("POST", "/v1/jobs", "Ask a question; the answer is computed asynchronously.",
@@ -26,7 +27,6 @@ def create_job():
     if key is not None and not (0 < len(key) <= 200):
         raise BadRequest("Idempotency-Key must be 1 to 200 characters.")
     svc = services()
-    check_rate(svc, g.tenant_id)
     view, _created = job_service.submit_job(svc, g.tenant_id, body, key)
     accepted = {k: view[k] for k in ("job_id", "conversation_id", "status", "links")}
     return accepted, 202, {"Location": view["links"]["self"]}
@@ -45,6 +45,7 @@ def get_job(job_id: str):
           "204 when the client already has the terminal event.",
           query=EventsQuery, responses={200: "text/event-stream of job events", 204: None})
 @bp.get("/<job_id>/events")
+@accepts_query_token
 def job_events(job_id: str):
     query = parse_query(EventsQuery)
     after = resume_point(request.headers.get("Last-Event-ID"), query.last_event_id)

@@ -10,12 +10,14 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from api.auth import authenticate
 from api.context import services
+from api.limits import limit_requests
 from api.requests import parse_query
 from api.services.usage import usage_report
 from api.spec import spec
 
 bp = Blueprint("usage", __name__, url_prefix="/v1/usage")
 bp.before_request(authenticate)
+bp.before_request(limit_requests)
 
 _DATE_ONLY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 Instant = dt.date | dt.datetime
@@ -32,7 +34,6 @@ class UsageQuery(BaseModel):
     to: Instant | None = Field(
         default=None,
         description="End: a date includes that whole UTC day; a date-time is exclusive.")
-    access_token: str | None = Field(default=None, description="The API key, for links.")
 
     @field_validator("from_", "to", mode="before")
     @classmethod

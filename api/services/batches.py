@@ -14,6 +14,7 @@ from sqlalchemy.exc import IntegrityError
 
 from api.batch_schemas import BatchCreate
 from api.context import Services
+from api.limits import check_questions
 from api.services.jobs import request_hash
 from api.sse import already_delivered, event_stream
 from api.sse_subscribers import subscriber_callbacks
@@ -42,8 +43,9 @@ def submit_batch(svc: Services, tenant_id: int, body: BatchCreate,
 
     The same Idempotency-Key with the same body returns the first batch; with another
     body raises Conflict. Raises ValidationFailed past ``max_batch_questions`` or for
-    a webhook URL whose host is not allow-listed. A transaction ended by a deadlock or a
-    lock wait timeout is run again (a few times).
+    a webhook URL whose host is not allow-listed, RateLimited past the tenant's question
+    rate (N questions cost N). A transaction ended by a deadlock or a lock wait timeout
+    is run again (a few times).
     """
     limit = svc.settings.max_batch_questions
     if len(body.questions) > limit:
@@ -52,6 +54,7 @@ def submit_batch(svc: Services, tenant_id: int, body: BatchCreate,
     if body.webhook_url:
         check_webhook_url(body.webhook_url, svc.settings.webhook_allowed_hosts,
                           require_https=svc.settings.env == "production")
+    check_questions(svc, tenant_id, len(body.questions))
     committed = _commit_batch(svc, tenant_id, body, idempotency_key,
                               request_hash(body.model_dump()))
     if committed.existing is not None:

@@ -199,3 +199,88 @@ def test_ids_are_exact_tokens_too(client, auth):
     for variant in (job_id.upper(), f"{job_id} "):
         _problem(client.get(f"/v1/jobs/{variant}", headers=auth), 404)
         _problem(client.get(f"/v1/jobs/{variant}/events", headers=auth), 404)
+
+
+@pytest.mark.parametrize("method,path", [
+    ("POST", "/v1/jobs"),
+    ("GET", "/v1/jobs/{job}"),
+    ("POST", "/v1/jobs/{job}/cancel"),
+    ("GET", "/v1/conversations"),
+    ("DELETE", "/v1/conversations/{conversation}"),
+    ("POST", "/v1/batches"),
+    ("GET", "/v1/usage"),
+])
+def test_a_key_in_the_url_is_refused_outside_event_streams_and_reports(client, auth,
+                                                                       tenant_key, method,
+                                                                       path):
+    job = client.post("/v1/jobs", json={"message": "mine"}, headers=auth).get_json()
+    url = path.format(job=job["job_id"], conversation=job["conversation_id"])
+    resp = client.open(url, method=method, query_string={"access_token": tenant_key},
+                       json={"message": "How many flights?"} if method == "POST" else None)
+    body = _problem(resp, 401)
+    assert "access_token" in body["detail"]
+    # ...and nothing happened: the job is still there, not cancelled.
+    after = client.get(f"/v1/jobs/{job['job_id']}", headers=auth).get_json()
+    assert after["status"] != "cancelled"
+
+
+def test_a_key_in_the_url_opens_event_streams_and_reports(client, auth, tenant_key):
+    job = client.post("/v1/jobs", json={"message": "mine"}, headers=auth).get_json()
+    batch = client.post("/v1/batches", json={"questions": ["How many flights?"]},
+                        headers=auth).get_json()
+    token = {"access_token": tenant_key}
+    stream = client.get(f"/v1/jobs/{job['job_id']}/events", query_string=token)
+    assert stream.status_code == 200 and stream.mimetype == "text/event-stream"
+    stream.close()
+    report = client.get(f"/v1/batches/{batch['batch_id']}/report", query_string=token)
+    assert report.status_code in (200, 409), report.get_data(as_text=True)
+    batch_stream = client.get(f"/v1/batches/{batch['batch_id']}/events", query_string=token)
+    assert batch_stream.status_code == 200
+    batch_stream.close()
+
+
+def _clear_of_a_minute_boundary() -> None:
+    # The limits count per UTC minute: start well inside one, so none resets mid-test.
+    import time
+
+    if time.time() % 60 > 55:
+        time.sleep(61 - time.time() % 60)
+
+
+def test_reads_count_against_the_request_rate_too(settings, tenant_key):
+    from api import create_app
+
+    client = create_app(settings=settings.model_copy(update={"rate_limit_per_minute": 3})) \
+        .test_client()
+    _clear_of_a_minute_boundary()
+    statuses = [client.get("/v1/conversations", headers=_bearer(tenant_key)).status_code
+                for _ in range(4)]
+    assert statuses == [200, 200, 200, 429]
+    limited = client.get(f"/v1/jobs/{uuid.uuid4()}", headers=_bearer(tenant_key))
+    assert 1 <= int(_problem(limited, 429) and limited.headers["Retry-After"]) <= 60
+
+
+def test_a_batch_of_n_questions_costs_n_question_units(settings, tenant_key):
+    from api import create_app
+
+    client = create_app(settings=settings.model_copy(
+        update={"question_limit_per_minute": 5})).test_client()
+    auth = _bearer(tenant_key)
+
+    def batch(n: int):
+        return client.post("/v1/batches", json={"questions": [f"q{i}?" for i in range(n)]},
+                           headers=auth)
+
+    _clear_of_a_minute_boundary()
+    assert batch(3).status_code == 202                          # 3 of 5
+    refused = _problem(batch(3), 429)                            # 6 > 5: refused, not counted
+    assert "question" in refused["detail"].lower()
+    assert client.post("/v1/jobs", json={"message": "one more?"},
+                       headers=auth).status_code == 202          # 4 of 5
+    assert client.post("/v1/jobs", json={"message": "and one?"},
+                       headers=auth).status_code == 202          # 5 of 5
+    _problem(client.post("/v1/jobs", json={"message": "too many?"}, headers=auth), 429)
+    # A batch larger than the whole budget is taken from a tenant idle this minute.
+    idle = _bearer(_new_key(settings))
+    assert client.post("/v1/batches", json={"questions": [f"q{i}?" for i in range(8)]},
+                       headers=idle).status_code == 202
