@@ -9,7 +9,7 @@ from celery import Celery
 from flask import Flask, current_app
 from sqlalchemy.orm import Session
 
-from api.event_hub import EventHub
+from api.event_hub import BLOCK_MS, EventHub
 from shared.config import Settings
 from shared.db import session_factory
 from shared.events import EventLog
@@ -38,7 +38,7 @@ class Services:
     @functools.cached_property
     def event_hub(self) -> EventHub:
         """Wakes every client waiting for job events through one Redis reader."""
-        return EventHub(self.events, lambda: dedicated_redis(self.settings.redis_url))
+        return EventHub(self.events, self._hub_connection)
 
     @functools.cached_property
     def batch_events(self) -> EventLog:
@@ -48,7 +48,11 @@ class Services:
     @functools.cached_property
     def batch_event_hub(self) -> EventHub:
         """The same for batch progress streams."""
-        return EventHub(self.batch_events, lambda: dedicated_redis(self.settings.redis_url))
+        return EventHub(self.batch_events, self._hub_connection)
+
+    def _hub_connection(self):
+        # Longer than the hub's blocking read, so only a hung Redis trips it.
+        return dedicated_redis(self.settings.redis_url, socket_timeout=BLOCK_MS / 1000 + 5)
 
     @contextlib.contextmanager
     def session(self) -> Iterator[Session]:

@@ -32,6 +32,10 @@ from shared.events import Event, EventLog, check_stream_id, id_order, stream_key
 logger = logging.getLogger(__name__)
 
 
+# How long the reader's XREAD blocks; the reader's connection times out a little later.
+BLOCK_MS = 10_000
+
+
 class HubUnavailable(Exception):
     """The hub cannot read Redis right now; subscriptions stay and resume afterwards."""
 
@@ -84,7 +88,7 @@ class EventHub:
     """
 
     def __init__(self, log: EventLog, connect: Callable[[], redis.Redis], *,
-                 block_ms: int = 10_000, count: int = 500, idle_s: float = 30.0):
+                 block_ms: int = BLOCK_MS, count: int = 500, idle_s: float = 30.0):
         self.log = log
         self._connect = connect
         self.block_ms, self.count, self.idle_s = block_ms, count, idle_s

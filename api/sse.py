@@ -46,23 +46,44 @@ def already_delivered(log: EventLog, object_id: str, after: str) -> bool:
     return last is not None and last.is_terminal and id_order(last.id) <= id_order(after)
 
 
+def stored_end(event: str, data: dict) -> Iterator[str]:
+    """The frames of an ended object whose stream Redis cannot give: its stored terminal
+    event, without an id (there is none to resume from)."""
+    return iter([format_event(None, event, data)])
+
+
 def format_event(event_id: str | None, event: str, data: dict) -> str:
     head = f"id: {event_id}\n" if event_id else ""
     return f"{head}event: {event}\ndata: {json.dumps(data, default=str, separators=(',', ':'))}\n\n"
 
 
 class DirectRead:
-    """Waits in a blocking XREAD of its own: one Redis connection per waiting client.
-    What ``event_stream`` uses when it is given no hub."""
+    """Reads the stream without waiting in Redis (the pooled client only sends short
+    commands), then waits here. What ``event_stream`` uses when it is given no hub: an
+    ended object's stream, complete but for a terminal event the database may add."""
 
     def __init__(self, log: EventLog, object_id: str, after: str):
         self.log, self.object_id, self.after = log, object_id, after
 
     def get(self, timeout: float) -> list[Event]:
-        events = self.log.read(self.object_id, self.after, block_ms=max(1, int(timeout * 1000)))
+        events = self.log.read(self.object_id, self.after)
         if events:
             self.after = events[-1].id
+        else:
+            time.sleep(timeout)
         return events
+
+    def close(self) -> None:
+        pass
+
+
+class NoEvents:
+    """What a stream waits on when Redis cannot be reached: nothing but time, while the
+    stream's database rechecks find the end."""
+
+    def get(self, timeout: float) -> list[Event]:
+        time.sleep(timeout)
+        return []
 
     def close(self) -> None:
         pass
@@ -98,7 +119,12 @@ def event_stream(
     on_open()
     source = None
     try:
-        source = hub.subscribe(object_id, after) if hub else DirectRead(log, object_id, after)
+        try:
+            source = hub.subscribe(object_id, after) if hub else DirectRead(log, object_id, after)
+        except redis.RedisError as exc:
+            logger.warning("%s %s: stream follows the database (Redis: %s)", log.kind,
+                           object_id, exc)
+            source, recheck_s = NoEvents(), heartbeat_s
         yield "retry: 2000\n\n"
         now = time.monotonic()
         deadline, next_check = now + max_s, now + recheck_s
@@ -106,7 +132,7 @@ def event_stream(
         while time.monotonic() < deadline:
             try:
                 events = source.get(timeout=heartbeat_s)
-            except HubUnavailable:
+            except (HubUnavailable, redis.RedisError):
                 events = []  # the hub resumes from where this stream stands
             for ev in events:
                 yield format_event(ev.id, ev.event, ev.data)

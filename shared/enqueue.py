@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from shared.models import Job, utcnow
 from shared.queue import CHAT_QUEUE, RUN_JOB
+from shared.redis_client import redis_gate
 
 logger = logging.getLogger(__name__)
 
@@ -25,12 +26,17 @@ def enqueue_jobs(celery: Celery, sessions: sessionmaker[Session], job_ids: list[
     stamp cleared, so the reaper sees them as never sent.
     """
     sent: list[str] = []
+    gate = redis_gate(str(celery.conf.broker_url))
     try:
+        # The broker is the Redis that just failed to answer: do not wait on it too.
+        gate.check()
         with celery.producer_or_acquire() as producer:
             for job_id in job_ids:
                 celery.send_task(RUN_JOB, args=[job_id], queue=queue, producer=producer)
                 sent.append(job_id)
-    except Exception as exc:  # broker down: the reaper will pick the rest up
+    except Exception as exc:  # broker down or hung: the reaper will pick the rest up
+        if not gate.is_open():
+            gate.failed(exc)
         logger.warning("could not enqueue %d of %d jobs (%s); the reaper will retry",
                        len(job_ids) - len(sent), len(job_ids), exc)
     if stamped:

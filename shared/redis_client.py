@@ -1,33 +1,121 @@
-"""Redis client factory: one pooled client per URL per process, created on first use."""
+"""Redis clients: one pooled client per URL per process for short commands, and
+dedicated connections for long blocking reads -- every call bounded in time.
+
+A Redis that is down refuses connections at once; a *hung* one (stopped, overloaded,
+behind a dead network path) accepts them and never answers, so every call waits its
+whole socket timeout. On the request path that used to add 30 s per call (65 s to a
+``POST /v1/jobs``, past the bundled client's 40 s timeout). So:
+
+- the pooled client's calls time out after ``SOCKET_TIMEOUT_S`` (every command sent
+  on it is short: blocking reads use ``dedicated_redis``, whose timeout is given);
+- after one call fails that way, the process's ``RedisGate`` for that URL skips Redis
+  for ``SKIP_AFTER_FAILURE_S``: calls fail at once with ``redis.ConnectionError``, and
+  every caller falls back exactly as it does with Redis down (the rate limiter lets
+  the request through, progress events are skipped, the reaper enqueues later,
+  long-polls and streams read the database). The first call after that tries again.
+"""
 from __future__ import annotations
 
 import functools
+import logging
+import threading
+import time
 
 import redis
+
+logger = logging.getLogger(__name__)
 
 # Enough for a worker's threads or a gevent API worker's bursts of short commands.
 POOL_SIZE = 256
 POOL_WAIT_S = 10
-SOCKET_TIMEOUT_S = 30
+# Short commands answer in well under a millisecond; this is only a bound.
+SOCKET_TIMEOUT_S = 2.0
+CONNECT_TIMEOUT_S = 2.0
+SKIP_AFTER_FAILURE_S = 5.0
+
+
+class RedisGate:
+    """Remembers, for one Redis URL in this process, that a call just failed."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self._until = 0.0
+        self._lock = threading.Lock()
+
+    def is_open(self) -> bool:
+        """True while calls should skip Redis (a call failed less than a moment ago)."""
+        return time.monotonic() < self._until
+
+    def check(self) -> None:
+        """Raise ``redis.ConnectionError`` at once while the gate is open."""
+        if self.is_open():
+            raise redis.ConnectionError(
+                f"Redis skipped: a call failed under {SKIP_AFTER_FAILURE_S:g} s ago")
+
+    def failed(self, exc: BaseException) -> None:
+        with self._lock:
+            first = not self.is_open()
+            self._until = time.monotonic() + SKIP_AFTER_FAILURE_S
+        if first:
+            logger.warning("Redis did not answer (%s); skipping it for %g s", exc,
+                           SKIP_AFTER_FAILURE_S)
+
+
+@functools.cache
+def redis_gate(url: str) -> RedisGate:
+    """This process's gate for ``url``."""
+    return RedisGate(url)
+
+
+class _GatedConnection(redis.Connection):
+    """A connection that fails fast while its URL's gate is open, and opens it when a
+    call times out or loses the connection. ``gate`` is set on a subclass per URL."""
+
+    gate: RedisGate
+
+    def connect(self) -> None:
+        self.gate.check()
+        try:
+            super().connect()
+        except (redis.ConnectionError, redis.TimeoutError) as exc:
+            self.gate.failed(exc)
+            raise
+
+    def send_packed_command(self, command, check_health=True) -> None:
+        self.gate.check()
+        try:
+            super().send_packed_command(command, check_health)
+        except (redis.ConnectionError, redis.TimeoutError) as exc:
+            self.gate.failed(exc)
+            raise
+
+    def read_response(self, *args, **kwargs):
+        try:
+            return super().read_response(*args, **kwargs)
+        except (redis.ConnectionError, redis.TimeoutError) as exc:
+            self.gate.failed(exc)
+            raise
 
 
 @functools.cache
 def redis_for(url: str) -> redis.Redis:
+    """The process's pooled client for ``url``: short commands only (see module doc)."""
+    connection_class = type("GatedConnection", (_GatedConnection,), {"gate": redis_gate(url)})
     # A blocking pool: a burst of greenlets or threads waits for a free connection
     # instead of failing with "Too many connections" (redis-py's default pool raises).
     pool = redis.BlockingConnectionPool.from_url(
         url, max_connections=POOL_SIZE, timeout=POOL_WAIT_S, decode_responses=True,
-        # Longer than any blocking read on this pool (SSE heartbeats, 15 s), short enough
-        # that a hung (not stopped) Redis cannot hold a request forever.
-        socket_connect_timeout=2, socket_timeout=SOCKET_TIMEOUT_S, health_check_interval=30,
+        connection_class=connection_class, socket_connect_timeout=CONNECT_TIMEOUT_S,
+        socket_timeout=SOCKET_TIMEOUT_S, health_check_interval=30,
     )
     return redis.Redis(connection_pool=pool)
 
 
-def dedicated_redis(url: str) -> redis.Redis:
+def dedicated_redis(url: str, *, socket_timeout: float) -> redis.Redis:
     """A new client on ONE connection of its own, for a long blocking read that must not
-    take a connection from the shared pool. Not thread-safe: give it one user."""
+    take a connection from the shared pool; ``socket_timeout`` must exceed the longest
+    block it is used for. Not thread-safe: give it one user."""
     return redis.Redis.from_url(
-        url, decode_responses=True, socket_connect_timeout=2, socket_timeout=None,
-        socket_keepalive=True, single_connection_client=True,
+        url, decode_responses=True, socket_connect_timeout=CONNECT_TIMEOUT_S,
+        socket_timeout=socket_timeout, socket_keepalive=True, single_connection_client=True,
     )

@@ -9,6 +9,7 @@ import logging
 from collections.abc import Iterator
 from typing import Any
 
+import redis
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
@@ -16,7 +17,7 @@ from api.batch_schemas import BatchCreate
 from api.context import Services
 from api.limits import check_questions
 from api.services.jobs import request_hash
-from api.sse import already_delivered, event_stream
+from api.sse import already_delivered, event_stream, stored_end
 from api.sse_subscribers import subscriber_callbacks
 from shared import batches as batch_rows
 from shared.db_retry import retry_lock_conflicts
@@ -198,9 +199,14 @@ def batch_event_stream(svc: Services, tenant_id: int, batch_id: str,
     Raises NotFound."""
     view = get_batch(svc, tenant_id, batch_id)
     if view["status"] == "completed":
-        svc.batch_events.publish(batch_id, "completed", view)  # no-op when already there
-        if already_delivered(svc.batch_events, batch_id, after):
-            return None
+        try:
+            svc.batch_events.publish(batch_id, "completed", view)  # no-op when already there
+            if already_delivered(svc.batch_events, batch_id, after):
+                return None
+        except redis.RedisError as exc:
+            logger.warning("batch %s: events unavailable (%s); sending the stored end",
+                           batch_id, exc)
+            return stored_end("completed", view)
 
     def terminal_from_db() -> tuple[str, dict] | None:
         latest = get_batch(svc, tenant_id, batch_id)

@@ -16,7 +16,7 @@ from api.context import Services
 from api.event_hub import HubUnavailable, Subscription
 from api.limits import check_questions
 from api.schemas import JobCreate
-from api.sse import already_delivered, event_stream
+from api.sse import already_delivered, event_stream, stored_end
 from api.sse_subscribers import subscriber_callbacks
 from shared.db_retry import retry_lock_conflicts
 from shared.enqueue import enqueue_jobs
@@ -222,9 +222,13 @@ def job_event_stream(svc: Services, tenant_id: int, job_id: str, after: str) -> 
     view = load_job(svc, tenant_id, job_id)
     ended = view["status"] in TERMINAL
     if ended:
-        svc.events.publish(job_id, view["status"], view)  # a no-op when it is there already
-        if already_delivered(svc.events, job_id, after):
-            return None
+        try:
+            svc.events.publish(job_id, view["status"], view)  # a no-op when it is there
+            if already_delivered(svc.events, job_id, after):
+                return None
+        except redis.RedisError as exc:
+            logger.warning("job %s: events unavailable (%s); sending the stored end", job_id, exc)
+            return stored_end(view["status"], view)
 
     def terminal_from_db() -> tuple[str, dict] | None:
         latest = load_job(svc, tenant_id, job_id)

@@ -21,8 +21,8 @@ def log(settings):
 
 @pytest.fixture
 def hub(log, settings):
-    return EventHub(log, lambda: dedicated_redis(settings.redis_url), block_ms=30_000,
-                    idle_s=0.5)
+    return EventHub(log, lambda: dedicated_redis(settings.redis_url, socket_timeout=35),
+                    block_ms=30_000, idle_s=0.5)
 
 
 def new_object() -> str:

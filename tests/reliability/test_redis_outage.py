@@ -60,3 +60,31 @@ def test_jobs_accepted_during_a_redis_outage_all_complete(client, auth, settings
         else:
             assert client.get(f"/v1/jobs/{job_id}", headers=auth).get_json()["status"] \
                 == "succeeded"
+
+
+def test_a_hung_redis_does_not_hold_up_submissions(client, auth, settings, fake_llm, launcher,
+                                                   private_redis, caplog):
+    import os
+    import signal
+
+    launcher.beat()
+    launcher.worker("survivor")
+    warm = _submit(client, auth, "How many flights did each carrier fly?")
+    wait_until(lambda: all_in(settings, [warm], TERMINAL), timeout=60, interval=0.1)
+
+    os.kill(private_redis.pid, signal.SIGSTOP)  # hung, not down: connections just stall
+    try:
+        started = time.monotonic()
+        during = [_submit(client, auth, f"How many flights per month? ({n})") for n in range(3)]
+        reads = [client.get(f"/v1/jobs/{job_id}", headers=auth) for job_id in during]
+        # Fail-fast, not a speed target: the bundled client gives up after 40 s, and every
+        # Redis call on the request path used to wait 30 s (65 s a submission).
+        assert time.monotonic() - started < 15
+        assert all(r.status_code == 200 and r.get_json()["status"] == "queued" for r in reads)
+        assert "Redis" in caplog.text
+    finally:
+        os.kill(private_redis.pid, signal.SIGCONT)
+    # The reaper enqueues what never reached the broker; each is answered once.
+    wait_until(lambda: all_in(settings, during, TERMINAL), timeout=120, interval=0.2)
+    for job_id in during:
+        assert_answered_once(settings, job_id)

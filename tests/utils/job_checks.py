@@ -2,13 +2,13 @@
 assertions shared by the reliability tests."""
 from __future__ import annotations
 
+import redis
 from sqlalchemy import func, select
 
 from shared.db import session_scope
 from shared.events import stream_key
 from shared.job_view import USAGE_FIELDS
 from shared.models import Job, LlmCall, Message
-from shared.redis_client import redis_for
 
 TERMINAL = ("succeeded", "failed", "cancelled")
 TOKEN_FIELDS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_creation_tokens",
@@ -26,8 +26,10 @@ def all_in(settings, job_ids: list[str], statuses) -> bool:
 
 
 def terminal_events(settings, job_id: str) -> list[str]:
-    """Names of the terminal events in the job's Redis stream."""
-    entries = redis_for(settings.redis_url).xrange(stream_key("job", job_id))
+    """Names of the terminal events in the job's Redis stream (read on a client of its
+    own: the app's pooled client may be skipping a Redis it just saw fail)."""
+    client = redis.Redis.from_url(settings.redis_url, decode_responses=True)
+    entries = client.xrange(stream_key("job", job_id))
     return [fields["event"] for _, fields in entries if fields.get("event") in TERMINAL]
 
 
