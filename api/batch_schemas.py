@@ -63,7 +63,7 @@ class BatchCounts(BaseModel):
     cancelled: int
 
 
-class BatchOut(BaseModel):
+class BatchState(BaseModel):
     """A batch: counts per job status, progress (0..1), ETA and usage so far."""
 
     batch_id: str
@@ -79,10 +79,23 @@ class BatchOut(BaseModel):
     usage: JobUsage
     cache_hit_ratio: float | None
     webhook_status: str | None
-    job_ids: list[str]
     created_at: str | None
     completed_at: str | None
     links: BatchLinks
+
+
+class BatchOut(BatchState):
+    """A batch: counts per job status, progress (0..1), ETA, usage so far and its jobs."""
+
+    job_ids: list[str]
+
+
+class BatchProgress(BatchState):
+    """The batch after one of its questions ended, and which one."""
+
+    job_id: str
+    index: int | None
+    job_status: Literal["succeeded", "failed", "cancelled"]
 
 
 class ReportQuery(Strict):

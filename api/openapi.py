@@ -1,4 +1,8 @@
-"""OpenAPI 3.1 generated from the same pydantic models that validate requests."""
+"""OpenAPI 3.2 generated from the same pydantic models that validate requests.
+
+3.2, for its ``itemSchema``: each event of a ``text/event-stream`` response is
+described (``api/event_schemas.py``) rather than the stream being "a string".
+"""
 from __future__ import annotations
 
 import dataclasses
@@ -7,7 +11,9 @@ from typing import Any
 from flask import Blueprint, jsonify
 from pydantic import BaseModel
 
+from api.event_schemas import EventStream
 from api.schemas import Problem
+from shared.events import STREAM_ID_PATTERN
 
 
 @dataclasses.dataclass
@@ -17,7 +23,8 @@ class Operation:
     summary: str
     body: type[BaseModel] | None = None
     query: type[BaseModel] | None = None
-    responses: dict[int, type[BaseModel] | str | None] = dataclasses.field(default_factory=dict)
+    responses: dict[int, type[BaseModel] | EventStream | tuple | None] = dataclasses.field(
+        default_factory=dict)
     auth: bool = True
     tag: str = "jobs"
 
@@ -66,7 +73,7 @@ class ApiSpec:
                 entry["security"] = [{"bearer": []}]
             paths.setdefault(op.path, {})[op.method] = entry
         return {
-            "openapi": "3.1.0",
+            "openapi": "3.2.0",
             "info": {"title": self.title, "version": self.version},
             "paths": paths,
             "components": {"schemas": schemas, "securitySchemes": {
@@ -98,9 +105,32 @@ def _response(model, schemas: dict) -> dict:
         return {"description": description,
                 "content": {m: {"schema": {"type": "object" if m.endswith("json") else "string"}}
                             for m in media_types}}
-    if isinstance(model, str):
-        return {"description": model, "content": {"text/event-stream": {"schema": {"type": "string"}}}}
+    if isinstance(model, EventStream):
+        return {"description": model.description,
+                "content": {"text/event-stream": {"itemSchema": _events(model, schemas)}}}
     schemas.setdefault(model.__name__, _schema(model, schemas))
     mime = "application/problem+json" if model is Problem else "application/json"
     return {"description": model.__doc__ or model.__name__,
             "content": {mime: {"schema": {"$ref": f"#/components/schemas/{model.__name__}"}}}}
+
+
+def _events(stream: EventStream, schemas: dict) -> dict:
+    """One event of ``stream``: a branch per event name, whose ``data`` is JSON of its
+    model, and one for names added later (any JSON object, to be ignored)."""
+    branches = []
+    for name, model in stream.events.items():
+        schemas.setdefault(model.__name__, _schema(model, schemas))
+        branches.append(_event(name, {"const": name},
+                               {"$ref": f"#/components/schemas/{model.__name__}"}))
+    branches.append(_event("other", {"not": {"enum": list(stream.events)}}, {"type": "object"}))
+    branches[-1]["description"] = "An event added after this version of the API: ignore it."
+    return {"oneOf": branches}
+
+
+def _event(title: str, name: dict, data: dict) -> dict:
+    return {"title": title, "type": "object", "required": ["event", "data"], "properties": {
+        "event": {"type": "string", **name},
+        "id": {"type": "string", "pattern": STREAM_ID_PATTERN},
+        "data": {"type": "string", "contentMediaType": "application/json",
+                 "contentSchema": data},
+    }}

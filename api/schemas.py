@@ -66,7 +66,9 @@ class JobResult(BaseModel):
         description="The faithfulness check of answer_text (null for answers older than it).")
 
 
-class JobUsage(BaseModel):
+class TokenUsage(BaseModel):
+    """Tokens and cost of one LLM call, or of all of a job's calls."""
+
     input_tokens: int
     output_tokens: int
     cache_read_tokens: int
@@ -75,6 +77,9 @@ class JobUsage(BaseModel):
     context_tokens: int
     cost_usd: float | None = Field(
         description="null when a call went to a model without a known price")
+
+
+class JobUsage(TokenUsage):
     llm_retries: int = Field(description="streams retried after a mid-stream error event")
     tool_rounds: int
     sql_executed: int

@@ -31,7 +31,8 @@ class Event(NamedTuple):
 
 # A Redis stream id is two unsigned 64-bit numbers, "<milliseconds>-<sequence>".
 MAX_ID_PART = 2**64 - 1
-_STREAM_ID = re.compile(r"^\d{1,20}-\d{1,20}$")
+STREAM_ID_PATTERN = r"^\d{1,20}-\d{1,20}$"
+_STREAM_ID = re.compile(STREAM_ID_PATTERN)
 
 
 def id_order(stream_id: str) -> tuple[int, int]:

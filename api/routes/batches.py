@@ -6,6 +6,7 @@ from flask import Blueprint, Response, g, request
 from api.auth import accepts_query_token, authenticate
 from api.batch_schemas import BatchAccepted, BatchCreate, BatchOut, BatchQuery, ReportQuery
 from api.context import services
+from api.event_schemas import BATCH_EVENTS
 from api.limits import limit_requests
 from api.requests import parse_body, parse_query
 from api.schemas import EventsQuery
@@ -47,7 +48,7 @@ def get_batch(batch_id: str):
 
 @spec.doc("GET", "/v1/batches/{batch_id}/events",
           "Server-Sent Events: queued, one progress per finished question, then completed.",
-          query=EventsQuery, responses={200: "text/event-stream of batch events", 204: None},
+          query=EventsQuery, responses={200: BATCH_EVENTS, 204: None},
           tag="batches")
 @bp.get("/<batch_id>/events")
 @accepts_query_token

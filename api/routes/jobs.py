@@ -5,6 +5,7 @@ from flask import Blueprint, Response, g, request
 
 from api.auth import accepts_query_token, authenticate
 from api.context import services
+from api.event_schemas import JOB_EVENTS
 from api.limits import limit_requests
 from api.requests import parse_body, parse_query
 from api.schemas import EventsQuery, JobAccepted, JobCreate, JobOut, JobQuery
@@ -43,7 +44,7 @@ def get_job(job_id: str):
 @spec.doc("GET", "/v1/jobs/{job_id}/events",
           "Server-Sent Events of the job's progress, resumable with Last-Event-ID; "
           "204 when the client already has the terminal event.",
-          query=EventsQuery, responses={200: "text/event-stream of job events", 204: None})
+          query=EventsQuery, responses={200: JOB_EVENTS, 204: None})
 @bp.get("/<job_id>/events")
 @accepts_query_token
 def job_events(job_id: str):

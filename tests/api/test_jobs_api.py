@@ -77,12 +77,32 @@ def test_idempotency_key_same_body_same_job_different_body_409(client, auth):
 
 def test_openapi_describes_the_job_endpoints(client):
     spec = client.get("/openapi.json").get_json()
-    assert spec["openapi"].startswith("3.1")
+    assert spec["openapi"].startswith("3.2")
     post = spec["paths"]["/v1/jobs"]["post"]
     ref = post["requestBody"]["content"]["application/json"]["schema"]["$ref"]
     body = spec["components"]["schemas"][ref.rsplit("/", 1)[1]]
     assert body["properties"]["message"]["maxLength"] == 8000
     assert "202" in post["responses"]
+
+
+def test_openapi_describes_each_event_of_the_streams(client):
+    spec = client.get("/openapi.json").get_json()
+    schemas = spec["components"]["schemas"]
+    for path, names in (("/v1/jobs/{job_id}/events",
+                         {"queued", "started", "llm_call", "tool_call", "answer_delta",
+                          "succeeded", "failed", "cancelled"}),
+                        ("/v1/batches/{batch_id}/events", {"queued", "progress", "completed"})):
+        content = spec["paths"][path]["get"]["responses"]["200"]["content"]
+        branches = content["text/event-stream"]["itemSchema"]["oneOf"]
+        named = {b["properties"]["event"]["const"]: b for b in branches
+                 if "const" in b["properties"]["event"]}
+        assert set(named) == names
+        for branch in named.values():
+            data = branch["properties"]["data"]
+            assert data["contentMediaType"] == "application/json"
+            assert data["contentSchema"]["$ref"].rsplit("/", 1)[1] in schemas
+        # Event names added later are allowed (clients ignore what they do not know).
+        assert branches[-1]["properties"]["event"]["not"]["enum"] == list(named)
 
 
 def test_health_and_readiness(client):
