@@ -5,7 +5,8 @@ The offline model answers every call after a fixed latency (1,000 ms); each job
 makes 2 calls, so N jobs started together cannot finish faster than 2 s: the
 latency bound is N / 2 s jobs/s. The jobs are inserted in MariaDB and enqueued in
 one go (the API is not what is measured here), and the clock runs from the enqueue
-to the last terminal event. Peak RSS of the worker process comes from /proc.
+to the last terminal event. Peak RSS of the worker comes from /proc: its own process
+and its SQL processes, each at its peak, summed.
 """
 from __future__ import annotations
 

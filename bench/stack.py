@@ -89,8 +89,9 @@ class ServiceProcess:
         return sum(_stat(pid).get("cpu", 0.0) for pid in self.group_pids())
 
     def peak_rss_mb(self) -> float:
-        """The main process's peak resident set (VmHWM), in MB."""
-        return _status_kb(self.pid, "VmHWM") / 1024
+        """Peak resident set (VmHWM) of the process and every live one it started (a
+        worker's SQL processes), summed, in MB: an upper bound of what it held at once."""
+        return sum(_status_kb(pid, "VmHWM") for pid in self.group_pids()) / 1024
 
     def stop(self, timeout: float = 20.0, sig: int = signal.SIGTERM) -> None:
         """Signal the process; SIGKILL its own group if it is still there after ``timeout``."""
@@ -130,7 +131,8 @@ class Stack:
             duckdb_path=str(build_sample_db(SAMPLE_DUCKDB)),
             anthropic_api_key="bench-offline", anthropic_base_url=None,
             # The benchmarks measure throughput, not the per-tenant guards.
-            rate_limit_per_minute=1_000_000_000, max_concurrent_jobs=1_000_000_000,
+            rate_limit_per_minute=1_000_000_000, question_limit_per_minute=1_000_000_000,
+            max_concurrent_jobs=1_000_000_000,
             **self.overrides,
         )
         return self

@@ -6,7 +6,7 @@ from flask import Blueprint, Response, g, request
 from api.auth import accepts_query_token, authenticate
 from api.context import services
 from api.event_schemas import JOB_EVENTS
-from api.limits import limit_requests
+from api.limits import costs_questions, limit_requests
 from api.requests import parse_body, parse_query
 from api.schemas import EventsQuery, JobAccepted, JobCreate, JobOut, JobQuery
 from api.services import jobs as job_service
@@ -22,6 +22,7 @@ bp.before_request(limit_requests)
 @spec.doc("POST", "/v1/jobs", "Ask a question; the answer is computed asynchronously.",
           body=JobCreate, responses={202: JobAccepted, 409: None})
 @bp.post("")
+@costs_questions(1)
 def create_job():
     body = parse_body(JobCreate)
     key = request.headers.get("Idempotency-Key")

@@ -14,7 +14,6 @@ from sqlalchemy.exc import IntegrityError
 
 from api.context import Services
 from api.event_hub import HubUnavailable, Subscription
-from api.limits import check_questions
 from api.schemas import JobCreate
 from api.sse import already_delivered, event_stream, stored_end
 from api.sse_subscribers import subscriber_callbacks
@@ -43,10 +42,10 @@ def submit_job(svc: Services, tenant_id: int, body: JobCreate,
     Returns (job view, created). The same Idempotency-Key with the same body returns the
     first job; with a different body raises Conflict. Raises NotFound for a conversation
     of another tenant, Conflict while that conversation already has a job in flight,
-    RateLimited past the tenant's question rate or concurrency cap. A transaction
-    MariaDB ends as a deadlock victim or on a lock wait timeout is run again (a few times).
+    RateLimited past the tenant's concurrency cap (its question is counted by the route,
+    ``api/limits.py``). A transaction MariaDB ends as a deadlock victim or on a lock
+    wait timeout is run again (a few times).
     """
-    check_questions(svc, tenant_id, 1)
     view, created = _commit_job(svc, tenant_id, body, idempotency_key,
                                 request_hash(body.model_dump()))
     if created:
