@@ -45,6 +45,13 @@ class ToolCallEvent(BaseModel):
     error: str | None
 
 
+class ThinkingEvent(BaseModel):
+    """Summary text of the model's thinking in one round, when it thinks."""
+
+    round: int
+    text: str
+
+
 class AnswerDelta(BaseModel):
     """The answer text written so far, while the model writes it."""
 
@@ -61,7 +68,7 @@ class EventStream:
 
 JOB_EVENTS = EventStream("text/event-stream of the job's events", {
     "queued": JobOut, "started": JobStarted, "llm_call": LlmCallEvent,
-    "tool_call": ToolCallEvent, "answer_delta": AnswerDelta,
+    "tool_call": ToolCallEvent, "thinking": ThinkingEvent, "answer_delta": AnswerDelta,
     "succeeded": JobOut, "failed": JobOut, "cancelled": JobOut,
 })
 BATCH_EVENTS = EventStream("text/event-stream of the batch's events", {

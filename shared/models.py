@@ -35,7 +35,7 @@ Id = BigInteger().with_variant(Integer(), "sqlite")
 
 
 def ExactToken(length: int) -> String:  # named like the column types it stands beside
-    """A string compared byte for byte: case and trailing spaces count (migration 0003)."""
+    """A string compared byte for byte: case and trailing spaces count (migration 0005)."""
     return String(length).with_variant(
         mysql.VARCHAR(length, charset="utf8mb4", collation="utf8mb4_nopad_bin"),
         "mysql", "mariadb")

@@ -89,8 +89,8 @@ def test_openapi_describes_each_event_of_the_streams(client):
     spec = client.get("/openapi.json").get_json()
     schemas = spec["components"]["schemas"]
     for path, names in (("/v1/jobs/{job_id}/events",
-                         {"queued", "started", "llm_call", "tool_call", "answer_delta",
-                          "succeeded", "failed", "cancelled"}),
+                         {"queued", "started", "llm_call", "tool_call", "thinking",
+                          "answer_delta", "succeeded", "failed", "cancelled"}),
                         ("/v1/batches/{batch_id}/events", {"queued", "progress", "completed"})):
         content = spec["paths"][path]["get"]["responses"]["200"]["content"]
         branches = content["text/event-stream"]["itemSchema"]["oneOf"]

@@ -5,14 +5,14 @@ and "KX" (or "k" and "k ") are different ones. MariaDB's default utf8mb4_general
 compares them case-insensitively and ignores trailing spaces, so two different keys
 met as one. utf8mb4_nopad_bin compares the bytes, trailing spaces included.
 
-Revision ID: 0003_exact_tokens
-Revises: 0002_batches
+Revision ID: 0005_exact_tokens
+Revises: 0004_unpriced_and_retries
 Create Date: 2026-11-30 09:00:00
 """
 from alembic import op
 
-revision = '0003_exact_tokens'
-down_revision = '0002_batches'
+revision = '0005_exact_tokens'
+down_revision = '0004_unpriced_and_retries'
 branch_labels = None
 depends_on = None
 
