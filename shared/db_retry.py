@@ -71,7 +71,7 @@ def is_transient(exc: BaseException) -> bool:
 
 
 def _log_retry(state) -> None:
-    logger.warning("database work %s failed, retrying: %s",
+    logger.warning("database write %s failed, retrying: %s",
                    getattr(state.fn, "__name__", "?"), state.outcome.exception())
 
 
