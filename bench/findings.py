@@ -33,10 +33,24 @@ worker 27.3 → 20.4–23.2 ms per job, 33.5 → 41–46 jobs/s, ratio 0.056 →
 (3) The API side of a submit (figure 3) lost a transaction and its ORM lookups:
 ≈ 7.9 → 5.7–6.0 ms per job here. Further gains would need a cheaper SDK event path
 (or a C MySQL driver / fewer per-round writes), not the queueing design.
+
+**SQL in processes of its own (hardening round 2).** Each query now runs in one of
+the worker's SQL processes (`worker/sql_sandbox.py`: DuckDB's memory limit and
+interrupt do not reach every allocation, so a capped process is what bounds a
+query's memory and time). The DuckDB work left the worker's GIL and a pickle round
+trip per query was added: 0.063 → 0.068 (47.8 → 53.2 jobs/s) measured on the tree
+before rebasing onto the number check and thinking work, 0.050–0.060 (46.7–53.5
+jobs/s, with a faster no-op baseline of 885–937 tasks/s) after it. In the profile
+the SQL process's watchdog timer (a thread started and cancelled per query) is its
+largest cost after DuckDB: a reusable timer is the next saving there.
 """,
     "conversations_per_worker": """
-**Target missed (≈ 0.25 at 200 conversations against ≥ 0.85); RSS target met
-(≈ 320 MB ≤ 400 MB, ≈ 220 MB of it is the idle worker).** One worker process holds
+**Target missed (≈ 0.27–0.34 at 200 conversations over the last three runs, against
+≥ 0.85); memory target met (≈ 320 MB ≤ 400 MB).** Since hardening round 2 the SQL
+runs in the worker's SQL processes (two by default), so the memory figure is sampled
+while the jobs run as the proportional set size (Pss) of the worker *and* its SQL
+processes (shared library pages counted once); the worker process alone peaked at
+≈ 320 MB of RSS before the change, ≈ 220 MB of it the idle worker. One worker process holds
 200 and 500 conversations open without errors, lost jobs or memory growth, but it
 cannot *finish* them at the latency bound: each job costs ≈ 31–36 ms of CPU in the
 worker at this concurrency (figure 1's work plus GIL contention among hundreds of
@@ -53,12 +67,15 @@ What holds: memory (threads are cheap: ≈ +100 MB for 200) and the latency-boun
 arithmetic per process: a worker process should carry about `2 s × 30 jobs/s ≈ 60`
 concurrent conversations at 1 s per call, and more conversations mean more
 processes — figure 7 shows throughput growing linearly with worker processes. The
-DB pool (30) was not the limit once it stopped churning connections; DuckDB (one
-read-only connection, a cursor per query) and Redis were not either (≈ 1 ms each
-per job).
+DB pool (30) was not the limit once it stopped churning connections; DuckDB (two
+SQL processes per worker, a query waiting for a free one) and Redis were not either
+(≈ 1 ms each per job).
 """,
     "api_submit": """
-**Ratio target missed (≈ 0.25 against ≥ 0.5); reason: what a submit must do.** The
+**Ratio target missed (≈ 0.25–0.30 against ≥ 0.5); reason: what a submit must do.**
+Hardening round 2 added a request-rate count to every request and a question count to
+every submit, both in the one Redis round trip the rate limit already made: 0.252 and
+0.288 in its runs against 0.297 before, within the run-to-run spread. The
 baseline is one bare `apply_async` (≈ 0.8 ms of CPU). A submit is that same publish
 plus authentication (SHA-256 of the key, a SELECT), the per-tenant concurrency
 count, the conversation + job + message INSERTs and their commit, and the `queued`
@@ -106,12 +123,14 @@ back; with small CSV results that write is cheap, which is why the shipped
 combination (≈ 11×) beats the product of the parts.
 """,
     "large_results": """
-**Target met.** The sandbox fetches at most `chart_row_limit + 1` rows and has
-DuckDB compute the count and the per-column summary over the whole result in one
-aggregate query; the naive way materialises every row as Python tuples and loops.
-Memory: the sandbox's growth is the same for 1 M and 3 M rows (only the capped
-chart rows are held), while the naive way grows with the result (≈ 0.5 GB per
-million rows of 11 columns).
+**Target met.** The sandbox fetches at most `chart_row_limit + 1` rows, each cell
+already cut by DuckDB and the rows stopping at a byte budget, and has DuckDB compute
+the count and the per-column summary over the whole result in one aggregate query;
+the naive way materialises every row as Python tuples and loops. Memory: the
+sandbox's growth -- since hardening round 2 that of its SQL process, where DuckDB
+runs, plus that of the process receiving the result -- is the same for 1 M and 3 M
+rows (only the capped chart rows are held), while the naive way grows with the
+result (≈ 0.5 GB per million rows of 11 columns).
 """,
     "faithfulness": """
 **Both targets met on this corpus.** What the corpus is: 40 questions about the

@@ -15,6 +15,7 @@ database and flushes and releases the Redis number. Settings reach the children 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import os
 import signal
@@ -22,7 +23,9 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -89,9 +92,32 @@ class ServiceProcess:
         return sum(_stat(pid).get("cpu", 0.0) for pid in self.group_pids())
 
     def peak_rss_mb(self) -> float:
-        """Peak resident set (VmHWM) of the process and every live one it started (a
-        worker's SQL processes), summed, in MB: an upper bound of what it held at once."""
-        return sum(_status_kb(pid, "VmHWM") for pid in self.group_pids()) / 1024
+        """The main process's peak resident set (VmHWM), in MB."""
+        return _status_kb(self.pid, "VmHWM") / 1024
+
+    @contextlib.contextmanager
+    def memory_peak(self, interval_s: float = 0.2) -> Iterator[MemoryPeak]:
+        """Sample the memory of the process and every live one it started (a worker's
+        SQL processes) while the block runs; ``.mb`` is the highest sum seen.
+
+        Proportional set size (Pss), so pages the processes share -- the DuckDB and
+        Python libraries they all map -- count once, not once per process."""
+        peak = MemoryPeak()
+        done = threading.Event()
+
+        def sample() -> None:
+            while True:
+                peak.mb = max(peak.mb, sum(_pss_kb(pid) for pid in self.group_pids()) / 1024)
+                if done.wait(interval_s):
+                    return
+
+        sampler = threading.Thread(target=sample, daemon=True)
+        sampler.start()
+        try:
+            yield peak
+        finally:
+            done.set()
+            sampler.join(5)
 
     def stop(self, timeout: float = 20.0, sig: int = signal.SIGTERM) -> None:
         """Signal the process; SIGKILL its own group if it is still there after ``timeout``."""
@@ -277,6 +303,19 @@ def _stat(pid: int) -> dict:
         return {}
     fields = raw.rsplit(")", 1)[1].split()
     return {"pgrp": int(fields[2]), "cpu": (int(fields[11]) + int(fields[12])) / _TICK}
+
+
+@dataclasses.dataclass
+class MemoryPeak:
+    mb: float = 0.0
+
+
+def _pss_kb(pid: int) -> int:
+    with contextlib.suppress(OSError):
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Pss:"):
+                return int(line.split()[1])
+    return 0
 
 
 def _status_kb(pid: int, field: str) -> int:
