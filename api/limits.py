@@ -10,7 +10,7 @@ Two budgets, because they protect different things:
 A request is refused (429 with ``Retry-After``, and not counted) when its cost would
 take the minute's count past a budget -- except that a tenant that has spent
 nothing yet this minute may make one request larger than the whole budget (a big
-batch), which then uses up the minute. Both fail open when Redis is unreachable or
+batch), which then uses up the minute; a budget of 0 refuses everything. Both fail open when Redis is unreachable or
 hung: accepting work matters more than metering it. One Redis round trip per request
 (a view whose question cost is fixed is charged both at once).
 """
@@ -65,7 +65,10 @@ def _take(svc: Services, tenant_id: int, costs: dict[str, int]) -> None:
             pipe.incrby(keys[budget], cost)
             pipe.expire(keys[budget], 120)
         used = dict(zip(costs, pipe.execute()[::2], strict=True))
-        over = [b for b, cost in costs.items() if used[b] > limits[b] and used[b] != cost]
+        # The first spend of a minute may exceed a budget (a big batch), unless the
+        # budget is 0: that one refuses everything.
+        over = [b for b, cost in costs.items()
+                if used[b] > limits[b] and (used[b] != cost or limits[b] == 0)]
         if not over:
             return
         refund = svc.redis.pipeline(transaction=False)

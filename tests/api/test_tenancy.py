@@ -284,3 +284,15 @@ def test_a_batch_of_n_questions_costs_n_question_units(settings, tenant_key):
     idle = _bearer(_new_key(settings))
     assert client.post("/v1/batches", json={"questions": [f"q{i}?" for i in range(8)]},
                        headers=idle).status_code == 202
+
+
+def test_a_zero_question_budget_refuses_every_question_but_not_reads(settings):
+    from api import create_app
+
+    client = create_app(settings=settings.model_copy(
+        update={"question_limit_per_minute": 0})).test_client()
+    auth = _bearer(_new_key(settings))  # idle this minute: the big-batch exception is moot
+    _clear_of_a_minute_boundary()
+    _problem(client.post("/v1/jobs", json={"message": "first question?"}, headers=auth), 429)
+    _problem(client.post("/v1/batches", json={"questions": ["q?"]}, headers=auth), 429)
+    assert client.get("/v1/conversations", headers=auth).status_code == 200

@@ -36,8 +36,9 @@ def live_api(base_settings, celery_worker) -> Iterator[LiveApi]:
 
 @pytest.fixture(scope="session")
 def strict_live_api(base_settings, celery_worker) -> Iterator[LiveApi]:
-    """A second API whose rate limit refuses every job submission (429)."""
-    with LiveApi(base_settings, rate_limit_per_minute=0) as api:
+    """A second API whose question budget refuses every job submission (429); reads
+    (the console's sidebar loads) are not limited, so the 429 shown is the Ask's."""
+    with LiveApi(base_settings, question_limit_per_minute=0) as api:
         yield api
 
 
