@@ -3,9 +3,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, create_model, field_validator
 
 from shared.models import ID_PATTERN
+from shared.usage_figures import CALL_FIELDS, JOB_COUNTERS, MEANINGS
 
 MAX_MESSAGE_CHARS = 8000
 UUID_PATTERN = ID_PATTERN
@@ -66,27 +67,19 @@ class JobResult(BaseModel):
         description="The faithfulness check of answer_text (null for answers older than it).")
 
 
-class TokenUsage(BaseModel):
-    """Tokens and cost of one LLM call, or of all of a job's calls."""
-
-    input_tokens: int
-    output_tokens: int
-    cache_read_tokens: int
-    cache_creation_tokens: int
-    total_effective_input: int
-    context_tokens: int
-    cost_usd: float | None = Field(
-        description="null when a call went to a model without a known price")
+def figure_fields(*names: str) -> dict[str, Any]:
+    """Usage figures (``shared/usage_figures.py``) as required schema fields: a whole
+    number each, the cost a float or null."""
+    return {name: (float | None if name == "cost_usd" else int,
+                   Field(description=MEANINGS[name])) for name in names}
 
 
-class JobUsage(TokenUsage):
-    llm_retries: int = Field(description="streams retried after a mid-stream error event")
-    tool_rounds: int
-    sql_executed: int
-    sql_cache_hits: int
-    llm_ms: int
-    sql_ms: int
-    wall_ms: int
+TokenUsage = create_model(
+    "TokenUsage", __doc__="Tokens and cost of one LLM call, or of all of a job's calls.",
+    __module__=__name__, **figure_fields(*CALL_FIELDS))
+JobUsage = create_model("JobUsage", __doc__="A job's usage: its calls' tokens and cost, and "
+                        "its work.", __base__=TokenUsage, __module__=__name__,
+                        **figure_fields(*JOB_COUNTERS))
 
 
 class JobError(BaseModel):

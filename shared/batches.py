@@ -23,7 +23,7 @@ from typing import Any
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
-from shared.job_view import USAGE_FIELDS, iso
+from shared.job_view import iso
 from shared.models import (
     TERMINAL_STATUSES,
     Batch,
@@ -35,10 +35,10 @@ from shared.models import (
     utcnow,
 )
 from shared.queue import REPORTS_QUEUE
+from shared.usage_figures import JOB_FIELDS, cache_hit_ratio, read_sums, sum_columns
 
 HELD = dt.datetime(9999, 12, 31)
 STATUS_KEYS = ("queued", "running", "succeeded", "failed", "cancelled")
-TOKEN_FIELDS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_creation_tokens")
 
 
 def create_batch(s: Session, *, tenant_id: int, questions: list[str], model: str, title: str = "",
@@ -117,21 +117,9 @@ def status_counts(s: Session, batch_id: str) -> dict[str, int]:
 
 
 def usage_totals(s: Session, batch_id: str) -> dict[str, Any]:
-    """The batch's summed token and cost figures so far."""
-    row = s.execute(select(*(func.coalesce(func.sum(getattr(Job, name)), 0).label(name)
-                             for name in USAGE_FIELDS),
-                           (func.count() - func.count(Job.cost_usd)).label("unpriced"))
-                    .where(Job.batch_id == batch_id)).one()
-    totals = {name: int(getattr(row, name)) for name in USAGE_FIELDS if name != "cost_usd"}
-    # A job on a model without a known price makes the batch's total unknown, not smaller.
-    totals["cost_usd"] = None if row.unpriced else float(row.cost_usd)
-    return totals
-
-
-def cache_hit_ratio(usage: dict[str, Any]) -> float | None:
-    """Share of input tokens read from the prompt cache; None before any input."""
-    seen = usage["input_tokens"] + usage["cache_read_tokens"] + usage["cache_creation_tokens"]
-    return round(usage["cache_read_tokens"] / seen, 4) if seen else None
+    """The batch's summed usage figures so far."""
+    row = s.execute(select(*sum_columns(Job, JOB_FIELDS)).where(Job.batch_id == batch_id)).one()
+    return read_sums(row, JOB_FIELDS)
 
 
 def is_done(counts: dict[str, int], total: int) -> bool:
@@ -160,7 +148,7 @@ def batch_view(batch: Batch, counts: dict[str, int], usage: dict[str, Any],
         "progress": round(done / total, 4) if total else 1.0,
         "eta_s": _eta_s(batch, done, total, now or utcnow()),
         "usage": usage,
-        "cache_hit_ratio": cache_hit_ratio(usage),
+        "cache_hit_ratio": cache_hit_ratio(usage, digits=4),
         "webhook_status": batch.webhook_status,
         "job_ids": job_ids,
         "created_at": iso(batch.created_at),

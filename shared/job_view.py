@@ -5,13 +5,7 @@ import datetime as dt
 from typing import Any
 
 from shared.models import Job
-
-USAGE_FIELDS = (
-    "input_tokens", "output_tokens", "cache_read_tokens", "cache_creation_tokens",
-    "total_effective_input", "context_tokens", "cost_usd", "llm_retries", "tool_rounds",
-    "sql_executed",
-    "sql_cache_hits", "llm_ms", "sql_ms", "wall_ms",
-)
+from shared.usage_figures import usage_view
 
 
 def iso(value: dt.datetime | None) -> str | None:
@@ -28,9 +22,6 @@ def job_links(job_id: str) -> dict[str, str]:
 
 def job_to_dict(job: Job) -> dict[str, Any]:
     """The job as the API returns it: status, result, usage, error and timestamps."""
-    usage = {name: getattr(job, name) or 0 for name in USAGE_FIELDS}
-    # Null when a call went to a model without a known price: never a guess.
-    usage["cost_usd"] = None if job.cost_usd is None else float(job.cost_usd)
     result = None
     if job.answer_text is not None:
         result = {
@@ -50,7 +41,7 @@ def job_to_dict(job: Job) -> dict[str, Any]:
         "model": job.model,
         "attempt": job.attempt,
         "result": result,
-        "usage": usage,
+        "usage": usage_view(job),
         "error": error,
         "created_at": iso(job.created_at),
         "started_at": iso(job.started_at),

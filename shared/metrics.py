@@ -16,6 +16,8 @@ import threading
 
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram
 
+from shared.usage_figures import TOKEN_FIELDS, prompt_tokens
+
 logger = logging.getLogger(__name__)
 
 # Seconds: from sub-second cached answers to the 300 s job deadline and beyond.
@@ -23,13 +25,9 @@ LATENCY_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2, 3, 5, 8, 13, 20, 30, 60, 120, 300
 ROUND_BUCKETS = (0, 1, 2, 3, 4, 5, 6, 8, 10, 12)
 TERMINAL = ("succeeded", "failed", "cancelled")
 PARSE_PATHS = ("direct", "fenced", "anchored", "raw", "truncated")
-# Prometheus label value -> CallUsage attribute.
-TOKEN_KINDS = {
-    "input": "input_tokens",
-    "output": "output_tokens",
-    "cache_read": "cache_read_tokens",
-    "cache_write": "cache_creation_tokens",
-}
+# Prometheus label value -> usage figure.
+TOKEN_KINDS = dict(zip(("input", "output", "cache_read", "cache_write"), TOKEN_FIELDS,
+                       strict=True))
 
 
 class Metrics:
@@ -102,8 +100,8 @@ class Metrics:
     def job_finished(self, job, stats) -> None:
         """Count a finished job row and observe its latencies, rounds and SQL figures.
 
-        ``job`` is the ``shared.models.Job`` row as written; ``stats`` the loop's
-        ``LoopStats``. Never raises.
+        ``job`` is the ``shared.models.Job`` row as written; ``stats`` its
+        ``shared.usage_figures.JobFigures``. Never raises.
         """
         try:
             self.jobs_finished.labels(job.status).inc()
@@ -138,9 +136,8 @@ class Metrics:
                 self.llm_unpriced.labels(model).inc()
             else:
                 self.llm_cost.labels(model).inc(float(usage.cost_usd))
-            prompt = usage.input_tokens + usage.cache_read_tokens + usage.cache_creation_tokens
             with self._lock:
-                self._prompt_tokens += prompt
+                self._prompt_tokens += prompt_tokens(usage)
                 self._cached_tokens += usage.cache_read_tokens
                 if self._prompt_tokens:
                     self.cache_hit_ratio.set(self._cached_tokens / self._prompt_tokens)

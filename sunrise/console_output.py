@@ -13,6 +13,12 @@ from shared.reports.formatting import fmt_usd
 CHART_TOKEN = re.compile(r"\{\{chart:(\d+)\}\}")
 
 
+def tokens_phrase(usage: dict[str, Any]) -> str:
+    """A call's or a job's tokens in a few words."""
+    return (f"{usage['input_tokens']} in, {usage['cache_read_tokens']} cache read, "
+            f"{usage['cache_creation_tokens']} cache write, {usage['output_tokens']} out")
+
+
 class ProgressPrinter:
     """An event sink that narrates a job's progress on stderr."""
 
@@ -22,9 +28,7 @@ class ProgressPrinter:
     def publish(self, object_id: str, event: str, data: dict[str, Any]) -> None:
         if event == "llm_call":
             self.console.print(
-                f"[dim]model round {data['round']}: {data['input_tokens']} in, "
-                f"{data['cache_read_tokens']} cache read, "
-                f"{data['cache_creation_tokens']} cache write, {data['output_tokens']} out "
+                f"[dim]model round {data['round']}: {tokens_phrase(data)} "
                 f"({data['stop_reason']}, {data['ms']} ms)[/dim]")
         elif event == "thinking":
             self.console.print(f"[dim italic]thinking: {escape(data['text'])}[/dim italic]",
@@ -62,7 +66,6 @@ def print_job(job: dict[str, Any], console: Console | None = None) -> None:
     u = job["usage"]
     console.print(
         f"[dim]{u['tool_rounds']} tool rounds, {u['sql_executed']} queries "
-        f"({u['sql_cache_hits']} cached); tokens: {u['input_tokens']} in, "
-        f"{u['cache_read_tokens']} cache read, {u['cache_creation_tokens']} cache write, "
-        f"{u['output_tokens']} out; {fmt_usd(u['cost_usd'])}; parse path "
+        f"({u['sql_cache_hits']} cached); tokens: {tokens_phrase(u)}; "
+        f"{fmt_usd(u['cost_usd'])}; parse path "
         f"{result['parse_path']}[/dim]")

@@ -17,6 +17,7 @@ import anthropic
 
 from shared.config import Settings
 from shared.errors import JobCancelled, JobFailure
+from shared.usage_figures import CallUsage, JobFigures, price_call
 from worker.answer_stream import AnswerStreamer
 from worker.charts import bind_charts
 from worker.data_years import data_years
@@ -35,7 +36,6 @@ from worker.stop_reasons import (
 )
 from worker.system_prompt import EXECUTE_SQL_TOOL, system_blocks
 from worker.tool_result import text_for_model
-from worker.usage import CallUsage, price_usage
 
 logger = logging.getLogger(__name__)
 
@@ -66,24 +66,12 @@ class SilentHooks:
 
 
 @dataclasses.dataclass
-class LoopStats:
-    usage: CallUsage = dataclasses.field(default_factory=CallUsage)
-    llm_calls: int = 0
-    llm_retries: int = 0
-    tool_rounds: int = 0
-    sql_executed: int = 0
-    sql_cache_hits: int = 0
-    llm_ms: int = 0
-    sql_ms: int = 0
-
-
-@dataclasses.dataclass
 class LoopOutcome:
     answer_text: str
     charts: list[dict]
     parse_path: str
     truncated: bool
-    stats: LoopStats
+    stats: JobFigures
     warnings: list[str]
     # The faithfulness check of answer_text: {"checked": n, "unsupported": [...]}.
     numbers: dict | None = None
@@ -115,7 +103,7 @@ class AgentLoop:
         self.hooks = hooks
         self.clock = clock
         self.deadline = deadline if deadline is not None else clock() + settings.job_deadline_s
-        self.stats = LoopStats()
+        self.stats = JobFigures()
         self.messages: list[dict] = []
         self.round_no = 0
         self._asked_to_continue = False
@@ -223,7 +211,7 @@ class AgentLoop:
 
     def account(self, message, ms: int, *, discount: Decimal = Decimal(1)) -> CallUsage:
         """Price and count one reply's usage (thinking tokens are in ``output_tokens``)."""
-        usage = price_usage(message.usage, self.settings.price_for(self.model),
+        usage = price_call(message.usage, self.settings.price_for(self.model),
                             discount=discount)
         self.stats.usage += usage
         self.stats.llm_calls += 1

@@ -13,14 +13,14 @@ from shared.errors import JobCancelled, JobFailure
 from shared.job_view import job_to_dict
 from shared.logging_setup import log_context, set_log_field
 from shared.models import Job
-from worker.agent_loop import AgentLoop, LoopStats
+from shared.usage_figures import CALL_FIELDS, CallUsage, JobFigures, usage_view
+from worker.agent_loop import AgentLoop
 from worker.heartbeat import Heartbeats
 from worker.history import load_history
 from worker.job_store import ClaimedJob, Finish, JobStore
 from worker.llm_client import MISSING_KEY_HELP, make_client
 from worker.sql_sandbox import get_sandbox, sandbox_settings
 from worker.system_prompt import build_system_prompt
-from worker.usage import CallUsage
 
 logger = logging.getLogger(__name__)
 
@@ -91,7 +91,7 @@ class JobRunner:
         if job.attempt > self.settings.max_attempts:
             return self._finish(job, Finish("failed", error_code="too_many_attempts",
                                             error_message="The job was interrupted too many times."),
-                                LoopStats(), time.perf_counter())
+                                JobFigures(), time.perf_counter())
         set_log_field("tenant", job.tenant_id)
         logger.info("job %s started (attempt %s)", job.id, job.attempt)
         self.events.publish(job.id, "started", {"attempt": job.attempt})
@@ -124,24 +124,18 @@ class JobRunner:
                             error_message="Sunrise hit an internal error while answering.")
         finally:
             self.heartbeats.remove(job.id)
-        return self._finish(job, finish, loop.stats if loop else LoopStats(), started)
+        return self._finish(job, finish, loop.stats if loop else JobFigures(), started)
 
     def hooks_for(self, job: ClaimedJob) -> _Hooks:
         """The loop hooks run() uses, for drivers that make the LLM calls themselves."""
         return _Hooks(self, job)
 
-    def complete(self, job: ClaimedJob, finish: Finish, stats: LoopStats, started: float) -> str | None:
+    def complete(self, job: ClaimedJob, finish: Finish, stats: JobFigures, started: float) -> str | None:
         """Persist and announce an outcome computed elsewhere (economy mode) as run() does."""
         return self._finish(job, finish, stats, started)
 
-    def _finish(self, job: ClaimedJob, finish: Finish, stats: LoopStats, started: float) -> str | None:
-        finish.usage = {
-            **stats.usage.as_dict(),
-            "llm_retries": stats.llm_retries,
-            "tool_rounds": stats.tool_rounds, "sql_executed": stats.sql_executed,
-            "sql_cache_hits": stats.sql_cache_hits, "llm_ms": stats.llm_ms,
-            "sql_ms": stats.sql_ms, "wall_ms": int((time.perf_counter() - started) * 1000),
-        }
+    def _finish(self, job: ClaimedJob, finish: Finish, stats: JobFigures, started: float) -> str | None:
+        finish.usage = stats.row(wall_ms=int((time.perf_counter() - started) * 1000))
         row = self.store.finish(job, finish)
         if row is None:
             return None
@@ -167,10 +161,9 @@ class _Hooks:
     def on_llm_call(self, round_no: int, usage: CallUsage, stop_reason, ms: int) -> None:
         set_log_field("round", round_no)
         self.runner.store.record_llm_call(self.job, round_no, usage.as_dict(), stop_reason, ms)
-        data = {k: v for k, v in usage.as_dict().items() if k != "cost_usd"}
-        cost = None if usage.cost_usd is None else float(usage.cost_usd)
         self.runner.events.publish(self.job.id, "llm_call", {
-            "round": round_no, **data, "cost_usd": cost, "stop_reason": stop_reason, "ms": ms})
+            "round": round_no, **usage_view(usage, CALL_FIELDS), "stop_reason": stop_reason,
+            "ms": ms})
         if self.runner.metrics is not None:
             self.runner.metrics.llm_call(self.job.model, usage)
 

@@ -6,14 +6,16 @@ import re
 from typing import Literal
 
 from flask import Blueprint, g
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
 
 from api.auth import authenticate
 from api.context import services
 from api.limits import limit_requests
 from api.requests import parse_query
+from api.schemas import figure_fields
 from api.services.usage import usage_report
 from api.spec import spec
+from shared.usage_figures import TOKEN_FIELDS
 
 bp = Blueprint("usage", __name__, url_prefix="/v1/usage")
 bp.before_request(authenticate)
@@ -58,16 +60,11 @@ class UsageQuery(BaseModel):
         return _utc_naive(self.to, next_day=True)
 
 
-class UsageFigures(BaseModel):
-    jobs: int
-    llm_calls: int
-    input_tokens: int
-    output_tokens: int
-    cache_read_tokens: int
-    cache_creation_tokens: int
-    cost_usd: float | None = Field(description="null when any call was to an unpriced model")
-    unpriced_calls: int = Field(description="calls to a model without a known price")
-    cache_hit_ratio: float = Field(description="cache_read / (input + cache_read + cache_write)")
+UsageFigures = create_model(
+    "UsageFigures", __module__=__name__, jobs=(int, ...), llm_calls=(int, ...),
+    **figure_fields(*TOKEN_FIELDS, "cost_usd"),
+    unpriced_calls=(int, Field(description="calls to a model without a known price")),
+    cache_hit_ratio=(float, Field(description="cache_read / (input + cache_read + cache_write)")))
 
 
 class UsageItem(UsageFigures):

@@ -9,16 +9,16 @@ two days). A call to a model without a known price has a null cost; see ``_figur
 from __future__ import annotations
 
 import datetime as dt
-from decimal import Decimal
 from typing import Any, Literal
 
 from sqlalchemy import distinct, func, select
 from sqlalchemy.orm import Session
 
 from shared.models import LlmCall, Tenant
+from shared.usage_figures import TOKEN_FIELDS, cache_hit_ratio, read_sums, sum_columns
 
 GroupBy = Literal["day", "model", "tenant"]
-TOKEN_FIELDS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_creation_tokens")
+SUMMED = (*TOKEN_FIELDS, "cost_usd")
 
 
 def usage_report(session: Session, tenant_id: int, group_by: GroupBy,
@@ -36,9 +36,7 @@ def usage_report(session: Session, tenant_id: int, group_by: GroupBy,
     figures = [
         func.count(distinct(LlmCall.job_id)).label("jobs"),
         func.count(LlmCall.id).label("llm_calls"),
-        *(func.coalesce(func.sum(getattr(LlmCall, name)), 0).label(name) for name in TOKEN_FIELDS),
-        func.coalesce(func.sum(LlmCall.cost_usd), 0).label("cost_usd"),
-        (func.count(LlmCall.id) - func.count(LlmCall.cost_usd)).label("unpriced_calls"),
+        *sum_columns(LlmCall, SUMMED),
     ]
     where = [LlmCall.tenant_id == tenant_id]
     if start is not None:
@@ -49,8 +47,8 @@ def usage_report(session: Session, tenant_id: int, group_by: GroupBy,
     total = select(*figures).where(*where)
     if group_by == "tenant":
         grouped = grouped.join(Tenant, Tenant.id == LlmCall.tenant_id)
-    items = [_figures(row._mapping, key=_key(row.key)) for row in session.execute(grouped)]
-    totals = _figures(session.execute(total).one()._mapping)
+    items = [_figures(row, key=_key(row.key)) for row in session.execute(grouped)]
+    totals = _figures(session.execute(total).one())
     return {"group_by": group_by, "items": items, "totals": totals}
 
 
@@ -59,15 +57,9 @@ def _key(value: Any) -> str:
 
 
 def _figures(row, **extra) -> dict[str, Any]:
-    out: dict[str, Any] = dict(extra)
-    out["jobs"] = int(row["jobs"])
-    out["llm_calls"] = int(row["llm_calls"])
-    for name in TOKEN_FIELDS:
-        out[name] = int(row[name])
     # Calls to a model without a known price make the group's cost unknown (null),
     # never a smaller number; unpriced_calls says how many there were.
-    out["unpriced_calls"] = int(row["unpriced_calls"])
-    out["cost_usd"] = None if out["unpriced_calls"] else float(Decimal(row["cost_usd"]))
-    prompt = out["input_tokens"] + out["cache_read_tokens"] + out["cache_creation_tokens"]
-    out["cache_hit_ratio"] = round(out["cache_read_tokens"] / prompt, 6) if prompt else 0.0
+    out: dict[str, Any] = {**extra, "jobs": int(row.jobs), "llm_calls": int(row.llm_calls),
+                           **read_sums(row, SUMMED), "unpriced_calls": int(row.unpriced)}
+    out["cache_hit_ratio"] = cache_hit_ratio(out, digits=6) or 0.0
     return out

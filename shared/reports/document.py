@@ -14,14 +14,19 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
-from shared.claude_models import BATCH_DISCOUNT, ModelPrice
-from shared.job_view import USAGE_FIELDS, iso
+from shared.claude_models import ModelPrice
+from shared.job_view import iso
 from shared.models import Batch, Job, utcnow
+from shared.usage_figures import (
+    JOB_FIELDS,
+    TOKEN_FIELDS,
+    add_costs,
+    cache_hit_ratio,
+    token_cost,
+    usage_view,
+)
 
 CHART_TOKEN = re.compile(r"\{\{\s*chart\s*:\s*(\d+)\s*\}\}")
-MILLION = Decimal(1_000_000)
-# The Message Batches API bills half the standard price.
-ECONOMY_DISCOUNT = BATCH_DISCOUNT
 
 
 def standard_cost(job: Job, price: ModelPrice | None) -> Decimal | None:
@@ -29,12 +34,7 @@ def standard_cost(job: Job, price: ModelPrice | None) -> Decimal | None:
     None for a model without a known price."""
     if price is None:
         return None
-    return (
-        (job.input_tokens or 0) * price.input
-        + (job.output_tokens or 0) * price.output
-        + (job.cache_creation_tokens or 0) * price.write_price()
-        + (job.cache_read_tokens or 0) * price.read_price()
-    ) / MILLION
+    return token_cost(price, **{name: getattr(job, name) or 0 for name in TOKEN_FIELDS})
 
 
 def build_document(batch: Batch, jobs: Sequence[Job],
@@ -48,19 +48,18 @@ def build_document(batch: Batch, jobs: Sequence[Job],
     queries = queries or {}
     numbers = {"checked": 0, "unsupported": 0, "answers_flagged": 0}
     questions = []
-    totals: dict[str, Any] = dict.fromkeys(USAGE_FIELDS, 0)
+    totals: dict[str, Any] = dict.fromkeys(JOB_FIELDS, 0)
     totals["cost_usd"] = Decimal(0)
     standard_total: Decimal | None = Decimal(0)
     counts = {"succeeded": 0, "failed": 0, "cancelled": 0, "unfinished": 0}
     for job in sorted(jobs, key=lambda j: j.batch_index or 0):
-        usage = {name: getattr(job, name) or 0 for name in USAGE_FIELDS if name != "cost_usd"}
-        for name in usage:
-            totals[name] += usage[name]
-        # An unknown cost (a model without a price) makes every sum it is in unknown.
-        usage["cost_usd"] = None if job.cost_usd is None else float(job.cost_usd)
-        totals["cost_usd"] = _add(totals["cost_usd"], job.cost_usd)
+        usage = usage_view(job)
+        for name in JOB_FIELDS:
+            if name != "cost_usd":
+                totals[name] += usage[name]
+        totals["cost_usd"] = add_costs(totals["cost_usd"], job.cost_usd)
         standard = standard_cost(job, price_for(job.model))
-        standard_total = _add(standard_total, standard)
+        standard_total = add_costs(standard_total, standard)
         counts[job.status if job.status in counts else "unfinished"] += 1
         if job.numbers:
             numbers["checked"] += job.numbers.get("checked") or 0
@@ -87,7 +86,6 @@ def build_document(batch: Batch, jobs: Sequence[Job],
         })
     cost = totals["cost_usd"]
     totals["cost_usd"] = _usd(cost)
-    seen = totals["input_tokens"] + totals["cache_read_tokens"] + totals["cache_creation_tokens"]
     economy = None
     if batch.mode == "economy":
         saving = None if cost is None or standard_total is None else standard_total - cost
@@ -109,16 +107,12 @@ def build_document(batch: Batch, jobs: Sequence[Job],
         "total": len(questions),
         "counts": counts,
         "usage": totals,
-        "cache_hit_ratio": round(totals["cache_read_tokens"] / seen, 4) if seen else None,
+        "cache_hit_ratio": cache_hit_ratio(totals, digits=4),
         "standard_cost_usd": _usd(standard_total),
         "economy": economy,
         "numbers": numbers,
         "questions": questions,
     }
-
-
-def _add(total: Decimal | None, value: Decimal | None) -> Decimal | None:
-    return None if total is None or value is None else total + value
 
 
 def _usd(value: Decimal | None) -> float | None:

@@ -20,6 +20,7 @@ from shared.reports.formatting import (
     saving_sentence,
     usage_line,
 )
+from shared.usage_figures import TOKEN_FIELDS
 
 TABLE_ROWS_SHOWN = 100
 CSS = """
@@ -110,15 +111,11 @@ def _overview(document: dict[str, Any]) -> str:
         rows.append(
             f"<tr><td>{q['index'] + 1}</td><td><a href=\"#q{q['index'] + 1}\">"
             f"{escape(q['question'])}</a></td><td>{_pill(q['status'])}</td>"
-            + "".join(f"<td class=n>{fmt_int(u[k])}</td>" for k in
-                      ("input_tokens", "output_tokens", "cache_read_tokens",
-                       "cache_creation_tokens"))
+            + "".join(f"<td class=n>{fmt_int(u[k])}</td>" for k in TOKEN_FIELDS)
             + f"<td class=n>{fmt_usd(u['cost_usd'])}</td></tr>")
     u = document["usage"]
     foot = ("<tr><td></td><td>Total</td><td></td>"
-            + "".join(f"<td class=n>{fmt_int(u[k])}</td>" for k in
-                      ("input_tokens", "output_tokens", "cache_read_tokens",
-                       "cache_creation_tokens"))
+            + "".join(f"<td class=n>{fmt_int(u[k])}</td>" for k in TOKEN_FIELDS)
             + f"<td class=n>{fmt_usd(u['cost_usd'])}</td></tr>")
     return (f"<section><h2>Questions</h2><table class=\"overview\"><thead>{head}</thead>"
             f"<tbody>{''.join(rows)}</tbody><tfoot>{foot}</tfoot></table></section>")

@@ -20,9 +20,9 @@ from shared.reports.formatting import (
     saving_sentence,
     usage_line,
 )
+from shared.usage_figures import TOKEN_FIELDS
 
 TABLE_ROWS_SHOWN = 50
-USAGE_COLUMNS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_creation_tokens")
 
 
 def render_markdown(document: dict[str, Any]) -> str:
@@ -45,9 +45,9 @@ def render_markdown(document: dict[str, Any]) -> str:
     for q in document["questions"]:
         u = q["usage"]
         lines.append(f"| {q['index'] + 1} | {_cell(q['question'])} | {q['status']} | "
-                     + " | ".join(fmt_int(u[k]) for k in USAGE_COLUMNS)
+                     + " | ".join(fmt_int(u[k]) for k in TOKEN_FIELDS)
                      + f" | {fmt_usd(u['cost_usd'])} |")
-    totals = " | ".join(f"**{fmt_int(usage[k])}**" for k in USAGE_COLUMNS)
+    totals = " | ".join(f"**{fmt_int(usage[k])}**" for k in TOKEN_FIELDS)
     lines.append(f"| | **Total** | | {totals} | **{fmt_usd(usage['cost_usd'])}** |")
     for q in document["questions"]:
         lines += ["", f"## {q['index'] + 1}. {_inline(q['question'])}", ""]

@@ -11,6 +11,7 @@ from shared.reports.document import CHART_TOKEN, MARK_CLOSE, MARK_OPEN, NOT_FOUN
 from shared.reports.formatting import fmt_int, fmt_pct, fmt_usd, usage_line
 from shared.reports.html_report import CSS as REPORT_CSS
 from shared.reports.html_report import page_head
+from shared.usage_figures import TOKEN_FIELDS, prompt_tokens
 
 CSS = REPORT_CSS + """
 .grid{display:grid;grid-template-columns:1fr 1fr;gap:12px}
@@ -74,8 +75,7 @@ def _summary(report: dict[str, Any]) -> str:
         ("Cost", fmt_usd(s["cost_usd"]), f"{fmt_usd(s['cost_per_question_usd'])} per question"),
         ("Latency", f"{_ms(s['latency_ms']['p50'])} p50",
          f"{_ms(s['latency_ms']['p95'])} p95 (worker time per question)"),
-        ("Tokens", fmt_int(tokens["input_tokens"] + tokens["cache_read_tokens"]
-                           + tokens["cache_creation_tokens"]),
+        ("Tokens", fmt_int(prompt_tokens(tokens)),
          f"{fmt_int(tokens['output_tokens'])} output; {fmt_int(tokens['cache_read_tokens'])} "
          "read from the prompt cache"),
         ("Rounds", f"{s['rounds']['mean']:g}", f"tool rounds per question, at most "
@@ -215,8 +215,7 @@ def _query_label(mine: dict[str, Any]) -> str:
 
 
 def _usage(usage: dict[str, Any]) -> dict[str, Any]:
-    keys = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_creation_tokens",
-            "cost_usd", "tool_rounds", "sql_executed")
+    keys = (*TOKEN_FIELDS, "cost_usd", "tool_rounds", "sql_executed")
     return {key: usage.get(key) or 0 for key in keys}
 
 

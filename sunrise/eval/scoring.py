@@ -13,13 +13,13 @@ import math
 from collections import Counter
 from typing import Any
 
+from shared.usage_figures import TOKEN_FIELDS
 from sunrise.eval.answer_match import gold_values, match_answer
 from sunrise.eval.gold import GoldItem
 from sunrise.eval.gold_db import EvalDatabase, QueryRun, orders_rows
 from sunrise.eval.result_match import ResultSet, compare_results
 
 ROWS_SHOWN = 10
-TOKEN_FIELDS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_creation_tokens")
 
 
 def relied_on_query(answer: dict[str, Any]) -> dict[str, Any] | None:

@@ -11,8 +11,8 @@ import pytest
 
 from shared.claude_models import SOURCES, TABLE, price_for, rules_for
 from shared.config import Settings
+from shared.usage_figures import price_call
 from worker.llm_request import max_tokens_for, plan_thinking
-from worker.usage import price_usage
 
 # In the SDK's list, but on no price list we read (see the report of issue 13).
 UNPRICED = {"claude-fable-5-2", "claude-mythos-5-2", "claude-mythos-preview"}
@@ -58,18 +58,18 @@ def usage(inp=0, out=0, read=0, write=0, write_1h=0):
 
 def test_pricing_of_writes_reads_batches_and_long_prompts():
     sonnet = price_for("claude-sonnet-5-5")
-    cost = price_usage(usage(inp=1_000_000, out=1_000_000, read=1_000_000, write=2_000_000,
+    cost = price_call(usage(inp=1_000_000, out=1_000_000, read=1_000_000, write=2_000_000,
                              write_1h=1_000_000), sonnet).cost_usd
     assert cost == Decimal(2 + 10) + Decimal("0.10") + Decimal("2.50") + Decimal(4)
-    half = price_usage(usage(inp=1_000_000), sonnet, discount=Decimal("0.5")).cost_usd
+    half = price_call(usage(inp=1_000_000), sonnet, discount=Decimal("0.5")).cost_usd
     assert half == Decimal(1)
     haiku = price_for("claude-haiku-5-5")
-    short = price_usage(usage(inp=100_000, out=1_000_000), haiku).cost_usd
-    long = price_usage(usage(inp=100_001, out=1_000_000), haiku).cost_usd
+    short = price_call(usage(inp=100_000, out=1_000_000), haiku).cost_usd
+    long = price_call(usage(inp=100_001, out=1_000_000), haiku).cost_usd
     assert short == Decimal("0.01") + Decimal("0.5")
     assert long == (Decimal("100001") * Decimal("0.5") / 1_000_000 + Decimal("2.5")).quantize(
         Decimal("0.00000001")), "over 100k prompt tokens, every token at the higher rate"
-    assert price_usage(usage(inp=5), None).cost_usd is None
+    assert price_call(usage(inp=5), None).cost_usd is None
 
 
 @pytest.mark.parametrize("model,thinking,effort,sent_thinking,sent_effort", [
