@@ -30,9 +30,9 @@ from bench.stack import Stack
 from shared.db import session_factory, session_scope
 from shared.enqueue import enqueue_jobs
 from shared.events import EventLog
+from shared.job_state import create_job
 from shared.job_view import job_to_dict
 from shared.keys import tenant_for_key
-from shared.models import Conversation, Job, Message, new_id
 from shared.queue import make_celery
 from sunrise.client import TERMINAL, SunriseClient
 
@@ -92,11 +92,8 @@ def _held_job(stack: Stack, key: str) -> str:
     settings = stack.settings
     with session_scope(settings.database_url) as s:
         tenant = tenant_for_key(s, key)
-        conversation = Conversation(id=new_id(), tenant_id=tenant.id, title=QUESTION)
-        job = Job(id=new_id(), tenant_id=tenant.id, conversation_id=conversation.id,
-                  message=QUESTION, model=settings.model)
-        s.add_all([conversation, job, Message(conversation_id=conversation.id, job_id=job.id,
-                                              role="user", text=QUESTION)])
+        job = create_job(s, tenant_id=tenant.id, conversation_id=None, message=QUESTION,
+                         model=settings.model)
         s.flush()
         view = job_to_dict(job)
     EventLog(stack.redis()).publish(view["job_id"], "queued", view)

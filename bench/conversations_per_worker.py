@@ -19,8 +19,8 @@ from bench.profiling import Recording
 from bench.stack import Stack
 from shared.db import session_factory, session_scope
 from shared.enqueue import enqueue_jobs
+from shared.job_state import create_job
 from shared.keys import get_or_create_tenant
-from shared.models import Conversation, Job, Message, new_id
 from shared.queue import make_celery
 
 logger = logging.getLogger(__name__)
@@ -75,12 +75,8 @@ def _run_jobs(stack: Stack, count: int) -> float:
     with session_scope(settings.database_url) as s:
         tenant = get_or_create_tenant(s, "bench-conversations")
         for _ in range(count):
-            conversation = Conversation(id=new_id(), tenant_id=tenant.id, title=QUESTION)
-            job = Job(id=new_id(), tenant_id=tenant.id, conversation_id=conversation.id,
-                      message=QUESTION, model=settings.model)
-            s.add_all([conversation, job, Message(conversation_id=conversation.id, job_id=job.id,
-                                                  role="user", text=QUESTION)])
-            job_ids.append(job.id)
+            job_ids.append(create_job(s, tenant_id=tenant.id, conversation_id=None,
+                                      message=QUESTION, model=settings.model).id)
     celery = make_celery(settings)
     started = time.perf_counter()
     enqueue_jobs(celery, session_factory(settings.database_url), job_ids)

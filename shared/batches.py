@@ -20,25 +20,14 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from shared.job_state import HELD, RELEASE, STATUSES, TERMINAL, create_job, start_conversation
 from shared.job_view import iso
-from shared.models import (
-    TERMINAL_STATUSES,
-    Batch,
-    Conversation,
-    Job,
-    Message,
-    ToolCall,
-    new_id,
-    utcnow,
-)
+from shared.models import Batch, Job, ToolCall, new_id, utcnow
 from shared.queue import REPORTS_QUEUE
 from shared.usage_figures import JOB_FIELDS, cache_hit_ratio, read_sums, sum_columns
-
-HELD = dt.datetime(9999, 12, 31)
-STATUS_KEYS = ("queued", "running", "succeeded", "failed", "cancelled")
 
 
 def create_batch(s: Session, *, tenant_id: int, questions: list[str], model: str, title: str = "",
@@ -55,21 +44,12 @@ def create_batch(s: Session, *, tenant_id: int, questions: list[str], model: str
                   webhook_url=webhook_url, idempotency_key=idempotency_key,
                   request_hash=request_hash, webhook_status="pending" if webhook_url else None)
     s.add(batch)
-    shared = None
-    if conversation == "shared":
-        shared = Conversation(id=new_id(), tenant_id=tenant_id,
-                              title=(title or questions[0]).strip()[:200])
-        s.add(shared)
+    shared = (start_conversation(s, tenant_id, title or questions[0]).id
+              if conversation == "shared" else None)
     for index, question in enumerate(questions):
-        conv = shared
-        if conv is None:
-            conv = Conversation(id=new_id(), tenant_id=tenant_id, title=question.strip()[:200])
-            s.add(conv)
-        job = Job(id=new_id(), tenant_id=tenant_id, conversation_id=conv.id, batch_id=batch.id,
-                  batch_index=index, message=question, model=model, queue=REPORTS_QUEUE,
-                  enqueued_at=HELD)
-        s.add(job)
-        s.add(Message(conversation_id=conv.id, job_id=job.id, role="user", text=question))
+        create_job(s, tenant_id=tenant_id, conversation_id=shared, message=question,
+                   model=model, enqueued_at=HELD, batch_id=batch.id, batch_index=index,
+                   queue=REPORTS_QUEUE)
     s.flush()
     return batch
 
@@ -91,13 +71,12 @@ def release_ready(s: Session, batch_id: str) -> list[str]:
         return []
     active = any(r.status == "running" or (r.status == "queued" and r.enqueued_at != HELD)
                  for r in rows)
-    if batch.conversation_mode != "shared" and rows[0].status in TERMINAL_STATUSES:
+    if batch.conversation_mode != "shared" and rows[0].status in TERMINAL:
         chosen = held
     else:
         chosen = [] if active else held[:1]
     if chosen:
-        s.execute(update(Job).where(Job.id.in_(chosen), Job.status == "queued",
-                                    Job.enqueued_at == HELD).values(enqueued_at=None))
+        RELEASE.apply(s, job_ids=chosen)
     return chosen
 
 
@@ -109,7 +88,7 @@ def held_job_ids(s: Session, batch_id: str) -> list[str]:
 
 def status_counts(s: Session, batch_id: str) -> dict[str, int]:
     """Jobs of the batch per status, every status present (held jobs count as queued)."""
-    counts = dict.fromkeys(STATUS_KEYS, 0)
+    counts = dict.fromkeys(STATUSES, 0)
     for status, n in s.execute(select(Job.status, func.count()).where(Job.batch_id == batch_id)
                                .group_by(Job.status)):
         counts[status] = counts.get(status, 0) + n
@@ -123,7 +102,7 @@ def usage_totals(s: Session, batch_id: str) -> dict[str, Any]:
 
 
 def is_done(counts: dict[str, int], total: int) -> bool:
-    return sum(counts[k] for k in TERMINAL_STATUSES) >= total
+    return sum(counts[k] for k in TERMINAL) >= total
 
 
 def batch_links(batch_id: str) -> dict[str, str]:
@@ -134,7 +113,7 @@ def batch_links(batch_id: str) -> dict[str, str]:
 def batch_view(batch: Batch, counts: dict[str, int], usage: dict[str, Any],
                job_ids: list[str], *, now: dt.datetime | None = None) -> dict[str, Any]:
     """The batch as the API shows it: counts, progress, ETA, usage and links."""
-    done = sum(counts[k] for k in TERMINAL_STATUSES)
+    done = sum(counts[k] for k in TERMINAL)
     total = batch.total or 0
     return {
         "batch_id": batch.id,

@@ -1,19 +1,42 @@
-"""Hand a committed job to the queue. Failure is logged, never raised: the row is
-already safe in the database and the reaper enqueues it once the broker is back."""
+"""Hand committed jobs to the queue. Failure is logged, never raised: the rows are
+already safe in the database and the reaper enqueues them once the broker is back."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
+from typing import Any
 
 from celery import Celery
-from sqlalchemy import update
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
 
-from shared.models import Job, utcnow
+from shared import job_state
+from shared.events import EventSink
+from shared.models import utcnow
 from shared.queue import CHAT_QUEUE, RUN_JOB
 from shared.redis_client import redis_gate
 
 logger = logging.getLogger(__name__)
+
+
+def announce(events: EventSink, celery: Celery, sessions: sessionmaker[Session],
+             views: Sequence[dict[str, Any]], *, send: Sequence[str] | None = None,
+             queue: str = CHAT_QUEUE, stamped: bool = False) -> int:
+    """Publish each committed job's ``queued`` event, then enqueue; never raises.
+
+    In that order: a fast worker's ``started`` (even its terminal event) must never
+    precede ``queued`` in the job's stream, whose last entry is the terminal one.
+    ``views`` are the jobs' public views; ``send`` the ids to enqueue (default: all of
+    them; a batch's held jobs are announced but wait for their turn). ``stamped`` as in
+    :func:`enqueue_jobs`. Returns how many were sent.
+    """
+    try:
+        for view in views:
+            events.publish(view["job_id"], "queued", view)
+    except Exception as exc:  # the stream is a convenience; the rows are the truth
+        logger.warning("could not publish queued events: %s", exc)
+    ids = [view["job_id"] for view in views] if send is None else list(send)
+    return enqueue_jobs(celery, sessions, ids, queue=queue, stamped=stamped) if ids else 0
 
 
 def enqueue_jobs(celery: Celery, sessions: sessionmaker[Session], job_ids: list[str],
@@ -55,8 +78,7 @@ def _stamp(sessions: sessionmaker[Session], job_ids: list[str], when) -> None:
             # MariaDB lock the status index before the row, the reverse of a
             # worker's claim, and the two deadlocked. Stamping a job that is
             # already running is harmless.
-            s.execute(update(Job).where(Job.id.in_(job_ids)).values(enqueued_at=when)
-                      .execution_options(synchronize_session=False))
+            job_state.STAMP.apply(s.connection(), job_ids=job_ids, sent_at=when)
     except DBAPIError as exc:
         # E.g. a deadlock with a worker claiming the job this instant. A sent job left
         # unstamped and still queued is sent again by the reaper, and the claim guard

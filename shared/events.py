@@ -9,7 +9,7 @@ import json
 import logging
 import re
 from collections.abc import Iterable
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 import redis
 
@@ -17,6 +17,12 @@ logger = logging.getLogger(__name__)
 
 # "completed" ends a batch stream; jobs end with one of the other three.
 TERMINAL_EVENTS = frozenset({"succeeded", "failed", "cancelled", "completed"})
+
+
+class EventSink(Protocol):
+    """Where progress events go: an ``EventLog``, or a console printer for the CLI."""
+
+    def publish(self, object_id: str, event: str, data: dict[str, Any]) -> Any: ...
 
 
 class Event(NamedTuple):

@@ -16,6 +16,7 @@ import threading
 
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram
 
+from shared.job_state import TERMINAL
 from shared.usage_figures import TOKEN_FIELDS, prompt_tokens
 
 logger = logging.getLogger(__name__)
@@ -23,7 +24,6 @@ logger = logging.getLogger(__name__)
 # Seconds: from sub-second cached answers to the 300 s job deadline and beyond.
 LATENCY_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2, 3, 5, 8, 13, 20, 30, 60, 120, 300, 600)
 ROUND_BUCKETS = (0, 1, 2, 3, 4, 5, 6, 8, 10, 12)
-TERMINAL = ("succeeded", "failed", "cancelled")
 PARSE_PATHS = ("direct", "fenced", "anchored", "raw", "truncated")
 # Prometheus label value -> usage figure.
 TOKEN_KINDS = dict(zip(("input", "output", "cache_read", "cache_write"), TOKEN_FIELDS,

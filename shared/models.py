@@ -40,10 +40,6 @@ def ExactToken(length: int) -> String:  # named like the column types it stands 
         mysql.VARCHAR(length, charset="utf8mb4", collation="utf8mb4_nopad_bin"),
         "mysql", "mariadb")
 
-TERMINAL_STATUSES = frozenset({"succeeded", "failed", "cancelled"})
-JOB_STATUSES = ("queued", "running", "succeeded", "failed", "cancelled")
-
-
 def utcnow() -> dt.datetime:
     return dt.datetime.now(dt.UTC).replace(tzinfo=None)
 
@@ -199,10 +195,6 @@ class Job(UsageColumns, Base):
     started_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime, nullable=True)
     heartbeat_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime, nullable=True)
     finished_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime, nullable=True)
-
-    @property
-    def is_terminal(self) -> bool:
-        return self.status in TERMINAL_STATUSES
 
 
 class LlmCall(UsageColumns, Base):

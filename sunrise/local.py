@@ -5,11 +5,13 @@ from typing import Any
 
 from shared.config import Settings
 from shared.db import session_scope
+from shared.events import EventSink
+from shared.job_state import create_job
 from shared.job_view import job_to_dict
 from shared.keys import get_or_create_tenant
 from shared.migrate import upgrade
-from shared.models import Conversation, Job, Message, new_id
-from worker.runner import EventSink, JobRunner
+from shared.models import Conversation, Job
+from worker.runner import JobRunner
 
 LOCAL_TENANT = "local"
 
@@ -32,16 +34,8 @@ def ask_local(settings: Settings, question: str, *, conversation_id: str | None 
     with session_scope(settings.database_url) as s:
         tenant = get_or_create_tenant(s, LOCAL_TENANT)
         conversation = s.get(Conversation, conversation_id) if conversation_id else None
-        if conversation is None:
-            conversation = Conversation(id=new_id(), tenant_id=tenant.id, title=question[:200])
-            s.add(conversation)
-            s.flush()
-        job = Job(id=new_id(), tenant_id=tenant.id, conversation_id=conversation.id, message=question,
-                  model=settings.model)
-        s.add(job)
-        s.add(Message(conversation_id=conversation.id, job_id=job.id, role="user", text=question))
-        s.flush()
-        job_id = job.id
+        job_id = create_job(s, tenant_id=tenant.id, conversation_id=conversation and conversation.id,
+                            message=question, model=settings.model).id
     (runner or JobRunner(settings, events=events)).run(job_id)
     with session_scope(settings.database_url) as s:
         return job_to_dict(s.get(Job, job_id))

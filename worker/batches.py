@@ -31,7 +31,8 @@ from shared.db import session_factory
 from shared.db_retry import retry_transient
 from shared.enqueue import enqueue_jobs
 from shared.events import EventLog
-from shared.models import TERMINAL_STATUSES, Batch, Job, utcnow
+from shared.job_state import TERMINAL
+from shared.models import Batch, Job, utcnow
 from shared.queue import ASSEMBLE_BATCH, REPORTS_QUEUE
 from shared.reports.chart_svg import render_charts, spec_to_svg
 from shared.reports.document import build_document, pack
@@ -108,7 +109,7 @@ class BatchCoordinator:
                     self._call_webhook(batch_id)
                 return batch.status
             jobs = list(s.scalars(select(Job).where(Job.batch_id == batch_id)))
-            open_jobs = [j.id for j in jobs if j.status not in TERMINAL_STATUSES]
+            open_jobs = [j.id for j in jobs if j.status not in TERMINAL]
             if open_jobs or len(jobs) < batch.total:
                 logger.info("batch %s: %d jobs still open; not assembling yet", batch_id,
                             len(open_jobs))

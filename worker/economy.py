@@ -16,21 +16,19 @@ workers: the answers come at the normal price, but they come.
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
 import anthropic
-from sqlalchemy import update
 
 from shared import batches as batch_rows
 from shared.claude_models import BATCH_DISCOUNT
 from shared.errors import JobCancelled, JobFailure
-from shared.models import Batch, Job, utcnow
+from shared.models import Batch
 from worker.agent_loop import AgentLoop, LoopOutcome
 from worker.history import load_history
-from worker.job_store import ClaimedJob, Finish
+from worker.job_store import ClaimedJob, JobEnding
 from worker.llm_errors import RETRYABLE_STREAM_ERRORS, batch_failure, failure_for
 from worker.runner import JobRunner
 from worker.stop_reasons import thinking_texts
@@ -100,19 +98,20 @@ class EconomyBatch:
         prompt = self.runner.system_prompt()
         open_loops = [loop for job_id in job_ids if (loop := self._start(job_id, prompt))]
         logger.info("batch %s: economy mode with %d questions", batch_id, len(open_loops))
-        claimed = len(open_loops)
-        stop_beating = self._heartbeat(open_loops)
+        claimed = [loop.job.id for loop in open_loops]
         try:
             while open_loops:
                 open_loops = self._round(batch_id, open_loops)
         finally:
-            stop_beating()
-        return claimed
+            for job_id in claimed:
+                self.runner.heartbeats.remove(job_id)
+        return len(claimed)
 
     def _start(self, job_id: str, prompt: str) -> _BatchedLoop | None:
         job = self.runner.store.claim(job_id)
         if job is None:
             return None
+        self.runner.heartbeats.add(job.id, job.attempt)
         with self.runner.store.sessions() as s:
             history = load_history(s, job.conversation_id, exclude_job_id=job.id,
                                    max_turns=self.settings.history_turns,
@@ -179,17 +178,12 @@ class EconomyBatch:
                 raise JobFailure("llm_batch_" + result.type,
                                  f"The Message Batch ended without answering ({result.type}).")
             outcome = loop.absorb(result.message, ms)
-        except (JobCancelled, JobFailure) as exc:
+        except Exception as exc:
             self._end(loop, exc)
-            return False
-        except Exception:
-            logger.exception("job %s crashed in economy mode", loop.job.id)
-            self._end(loop, JobFailure("internal_error",
-                                       "Sunrise hit an internal error while answering."))
             return False
         if outcome is None:
             return True
-        self.runner.complete(loop.job, Finish.answered(outcome), loop.stats, loop.started)
+        self.runner.complete(loop.job, JobEnding.answered(outcome), loop.stats, loop.started)
         return False
 
     def _retry(self, loop: _BatchedLoop, result) -> bool:
@@ -206,31 +200,5 @@ class EconomyBatch:
         return True
 
     def _end(self, loop: _BatchedLoop, exc: Exception) -> None:
-        if isinstance(exc, JobCancelled):
-            finish = Finish("cancelled", error_code="cancelled",
-                            error_message="The job was cancelled at your request.")
-        else:
-            logger.warning("job %s failed: %s %s", loop.job.id, exc.code, exc.detail)
-            finish = Finish("failed", error_code=exc.code, error_message=exc.detail)
-        self.runner.complete(loop.job, finish, loop.stats, loop.started)
-
-    def _heartbeat(self, loops: list[_BatchedLoop]) -> Callable[[], None]:
-        """Keep the claimed jobs' heartbeats fresh (one UPDATE per tick) until stopped."""
-        stop = threading.Event()
-        by_attempt: dict[int, list[str]] = {}
-        for loop in loops:
-            by_attempt.setdefault(loop.job.attempt, []).append(loop.job.id)
-
-        def beat() -> None:
-            while not stop.wait(self.settings.heartbeat_s):
-                try:
-                    with self.runner.store.sessions.begin() as s:
-                        for attempt, ids in by_attempt.items():
-                            s.execute(update(Job).where(
-                                Job.id.in_(ids), Job.status == "running",
-                                Job.attempt == attempt).values(heartbeat_at=utcnow()))
-                except Exception:  # a missed beat is retried on the next tick
-                    logger.warning("economy heartbeat failed", exc_info=True)
-
-        threading.Thread(target=beat, name="economy-heartbeat", daemon=True).start()
-        return stop.set
+        self.runner.complete(loop.job, self.runner.stopped(loop.job, exc), loop.stats,
+                             loop.started)

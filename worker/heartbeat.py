@@ -9,10 +9,10 @@ from __future__ import annotations
 import logging
 import threading
 
-from sqlalchemy import tuple_, update
 from sqlalchemy.orm import Session, sessionmaker
 
-from shared.models import Job, utcnow
+from shared import job_state
+from shared.models import utcnow
 
 logger = logging.getLogger(__name__)
 
@@ -50,12 +50,7 @@ class Heartbeats:
         if not pairs:
             return 0
         with self.sessions.begin() as s:
-            return s.execute(
-                update(Job)
-                .where(tuple_(Job.id, Job.attempt).in_(pairs), Job.status == "running")
-                .values(heartbeat_at=utcnow())
-                .execution_options(synchronize_session=False)
-            ).rowcount
+            return job_state.BEAT.apply(s.connection(), pairs=pairs, now=utcnow())
 
     def _loop(self) -> None:
         while not self._stop.wait(self.interval_s):

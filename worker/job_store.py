@@ -1,10 +1,10 @@
-"""Job state transitions in the app database, each one guarded so it happens once.
+"""What a running job writes to the app database: its claim, its trace, its ending.
 
-The claim and the final write are conditional UPDATEs on (status, attempt): a
-redelivered or reaped job can never write a second answer or double its usage.
-Writes made while a job runs outlive a short database outage (they are retried),
-and the ones that count money (LLM calls) are idempotent per (job, attempt, round),
-so a retried write whose first commit did land is not counted twice.
+The claim and the final write are the guarded transitions of ``shared/job_state.py``
+on (status, attempt): a redelivered or reaped job can never write a second answer or
+double its usage. Writes made while a job runs outlive a short database outage (they
+are retried), and the ones that count money (LLM calls) are idempotent per (job,
+attempt, round), so a retried write whose first commit did land is not counted twice.
 """
 from __future__ import annotations
 
@@ -12,11 +12,13 @@ import dataclasses
 import datetime as dt
 import logging
 
-from sqlalchemy import bindparam, func, insert, or_, select, update
+from sqlalchemy import bindparam, insert, select, update
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
 
+from shared import job_state
 from shared.db_retry import retry_transient
+from shared.errors import JobCancelled, JobFailure
 from shared.models import Conversation, Job, LlmCall, Message, ToolCall, utcnow
 from shared.text_limits import storable
 
@@ -40,7 +42,10 @@ class ClaimedJob:
 
 
 @dataclasses.dataclass
-class Finish:
+class JobEnding:
+    """What the final write of a run stores: the terminal status with the answer or the
+    error, and the usage figures (``shared.usage_figures.JOB_FIELDS``)."""
+
     status: str
     answer_text: str | None = None
     charts: list | None = None
@@ -52,46 +57,40 @@ class Finish:
     numbers: dict | None = None
 
     @classmethod
-    def answered(cls, outcome) -> Finish:
-        """The successful finish of an agent loop's ``LoopOutcome``."""
+    def answered(cls, outcome) -> JobEnding:
+        """The successful ending of an agent loop's ``LoopOutcome``."""
         return cls("succeeded", answer_text=outcome.answer_text, charts=outcome.charts,
                    parse_path=outcome.parse_path, truncated=outcome.truncated,
                    numbers=outcome.numbers)
 
+    @classmethod
+    def stopped(cls, exc: BaseException) -> JobEnding:
+        """The ending of a run stopped by ``exc``: cancelled for ``JobCancelled``, failed
+        with its code for ``JobFailure``, failed ``internal_error`` for anything else."""
+        if isinstance(exc, JobCancelled):
+            return cls("cancelled", error_code="cancelled",
+                       error_message=job_state.CANCELLED_MESSAGE)
+        if isinstance(exc, JobFailure):
+            return cls("failed", error_code=exc.code, error_message=exc.detail)
+        return cls("failed", error_code="internal_error",
+                   error_message="Sunrise hit an internal error while answering.")
 
-_jobs = Job.__table__
-_llm_calls = LlmCall.__table__
-_conversations = Conversation.__table__
-_j = _jobs.c
-_l = _llm_calls.c
 
 # The hot path's statements, built once: each execution then skips building the
 # statement and computing its compiled-cache key, and no ORM unit of work runs.
-_now = bindparam("now", type_=_j.heartbeat_at.type)
-_CLAIM = (
-    update(_jobs)
-    .where(_j.id == bindparam("job_id"),
-           or_(_j.status == "queued",
-               (_j.status == "running") & (_j.heartbeat_at < bindparam("stale"))))
-    .values(status="running", attempt=_j.attempt + 1, heartbeat_at=_now,
-            started_at=func.coalesce(_j.started_at, _now))
-)
-_CLAIMED = select(_j.id, _j.tenant_id, _j.conversation_id, _j.message, _j.model,
-                  _j.attempt).where(_j.id == bindparam("job_id"))
-_CANCEL_FLAG = select(_j.cancel_requested).where(_j.id == bindparam("job_id"))
-_LLM_CALL_SEEN = select(_l.id).where(_l.job_id == bindparam("job_id"),
-                                     _l.attempt == bindparam("attempt"),
-                                     _l.round == bindparam("round")).limit(1)
-# The SET clause comes from the parameters' keys (the terminal status, result, usage).
-_FINISH = update(_jobs).where(_j.id == bindparam("b_job_id"), _j.status == "running",
-                              _j.attempt == bindparam("b_attempt"))
-_JOB_ROW = select(_jobs).where(_j.id == bindparam("job_id"))
-_INSERT_LLM_CALL = insert(_llm_calls)
+jobs, llm_calls, conversations = Job.__table__, LlmCall.__table__, Conversation.__table__
+_CLAIMED = select(jobs.c.id, jobs.c.tenant_id, jobs.c.conversation_id, jobs.c.message,
+                  jobs.c.model, jobs.c.attempt).where(jobs.c.id == bindparam("job_id"))
+_LLM_CALL_SEEN = select(llm_calls.c.id).where(llm_calls.c.job_id == bindparam("job_id"),
+                                              llm_calls.c.attempt == bindparam("attempt"),
+                                              llm_calls.c.round == bindparam("round")).limit(1)
+_JOB_ROW = select(jobs).where(jobs.c.id == bindparam("job_id"))
+_INSERT_LLM_CALL = insert(llm_calls)
 _INSERT_TOOL_CALL = insert(ToolCall.__table__)
 _INSERT_MESSAGE = insert(Message.__table__)
-_TOUCH_CONVERSATION = (update(_conversations)
-                       .where(_conversations.c.id == bindparam("conversation_id"))
-                       .values(updated_at=_now))
+_TOUCH_CONVERSATION = (update(conversations)
+                       .where(conversations.c.id == bindparam("conversation_id"))
+                       .values(updated_at=job_state.NOW))
 
 
 class JobStore:
@@ -113,24 +112,16 @@ class JobStore:
         now = utcnow()
         stale = now - dt.timedelta(seconds=self.stale_after_s)
         with self.engine.begin() as conn:
-            if not conn.execute(_CLAIM, {"job_id": job_id, "stale": stale, "now": now}).rowcount:
+            if not job_state.CLAIM.apply(conn, job_id=job_id, stale_before=stale, now=now):
                 return None
             return ClaimedJob(*conn.execute(_CLAIMED, {"job_id": job_id}).one())
-
-    def heartbeat(self, job: ClaimedJob) -> bool:
-        """Refresh the heartbeat; False once the job is no longer ours."""
-        with self.sessions.begin() as s:
-            return bool(s.execute(
-                update(Job).where(Job.id == job.id, Job.status == "running",
-                                  Job.attempt == job.attempt).values(heartbeat_at=utcnow())
-            ).rowcount)
 
     def cancel_requested(self, job_id: str) -> bool:
         """Whether a cancel was asked for; False (logged) when the database does not answer,
         since the flag is checked again at the next round boundary."""
         try:
             with self.engine.connect() as conn:
-                return bool(conn.scalar(_CANCEL_FLAG, {"job_id": job_id}))
+                return job_state.cancel_was_asked(conn, job_id)
         except DBAPIError as exc:
             logger.warning("job %s: cancel flag not readable, going on: %s", job_id, exc)
             return False
@@ -162,7 +153,7 @@ class JobStore:
                 "ms": int(result.ms)})
 
     @_retry_db
-    def finish(self, job: ClaimedJob, outcome: Finish) -> Job | None:
+    def finish(self, job: ClaimedJob, outcome: JobEnding) -> Job | None:
         """Write the terminal state, the answer message and usage in one transaction.
 
         Returns the updated job, or None when the job was no longer ours (already
@@ -174,15 +165,12 @@ class JobStore:
         answer_text = storable(outcome.answer_text, None)
         with self.sessions.begin() as s:
             conn = s.connection()
-            changed = conn.execute(_FINISH, {
-                "b_job_id": job.id, "b_attempt": job.attempt,
-                "status": outcome.status, "answer_text": answer_text,
-                "charts": outcome.charts, "parse_path": outcome.parse_path,
-                "truncated": outcome.truncated, "numbers": outcome.numbers,
-                "error_code": outcome.error_code,
-                "error_message": storable(outcome.error_message), "finished_at": now,
-                "heartbeat_at": now, **outcome.usage,
-            }).rowcount
+            changed = job_state.FINISH.apply(
+                conn, job_id=job.id, of_attempt=job.attempt, status=outcome.status,
+                answer_text=answer_text, charts=outcome.charts, parse_path=outcome.parse_path,
+                truncated=outcome.truncated, numbers=outcome.numbers,
+                error_code=outcome.error_code, error_message=storable(outcome.error_message),
+                finished_at=now, heartbeat_at=now, **outcome.usage)
             if not changed:
                 if self._already_written(s, job, outcome):
                     logger.warning("job %s attempt %s: an earlier try of this write committed",
@@ -202,7 +190,7 @@ class JobStore:
             return Job(**conn.execute(_JOB_ROW, {"job_id": job.id}).one()._mapping)
 
     @staticmethod
-    def _already_written(s: Session, job: ClaimedJob, outcome: Finish) -> bool:
+    def _already_written(s: Session, job: ClaimedJob, outcome: JobEnding) -> bool:
         # A retried finish whose first commit landed but whose reply was lost finds the
         # row already holding this attempt's outcome; reporting it lets the terminal
         # event still be published. The reaper never writes messages or these codes.
@@ -213,7 +201,3 @@ class JobStore:
             return bool(s.scalar(select(Message.id).where(Message.job_id == job.id,
                                                          Message.role == "assistant")))
         return row.error_code == outcome.error_code
-
-    def load(self, job_id: str) -> Job | None:
-        with self.sessions() as s:
-            return s.get(Job, job_id)

@@ -26,8 +26,9 @@ from collections.abc import Callable, Iterator
 
 from celery import Celery
 from kombu.exceptions import ChannelError
-from sqlalchemy import func, select, update
+from sqlalchemy import func, select
 
+from shared import job_state
 from shared.config import Settings
 from shared.db import session_factory
 from shared.enqueue import enqueue_jobs
@@ -119,13 +120,11 @@ class Reaper:
                 Job.status == "running", Job.heartbeat_at < cutoff).limit(1000)).all()
             for job_id, attempt in dead:
                 exhausted = attempt >= self.settings.max_attempts
-                values = ({"status": "failed", "error_code": "worker_lost", "finished_at": now,
-                           "error_message": "The worker running this job stopped responding "
-                                            f"{attempt} times; giving up."}
-                          if exhausted else {"status": "queued", "enqueued_at": None})
-                changed = s.execute(update(Job).where(
-                    Job.id == job_id, Job.status == "running", Job.attempt == attempt,
-                    Job.heartbeat_at < cutoff).values(**values)).rowcount
+                guard = {"job_id": job_id, "of_attempt": attempt, "stale_before": cutoff}
+                changed = (job_state.GIVE_UP.apply(
+                    s, **guard, now=now, why="The worker running this job stopped "
+                    f"responding {attempt} times; giving up.")
+                    if exhausted else job_state.REQUEUE.apply(s, **guard))
                 if changed and exhausted:
                     failed.append(s.get(Job, job_id))
                     logger.error("job %s failed for good: worker lost %d times", job_id, attempt)

@@ -5,11 +5,12 @@ import datetime as dt
 import logging
 import time
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any
 
 from shared.config import Settings
 from shared.db import session_factory
 from shared.errors import JobCancelled, JobFailure
+from shared.events import EventSink
 from shared.job_view import job_to_dict
 from shared.logging_setup import log_context, set_log_field
 from shared.models import Job
@@ -17,16 +18,12 @@ from shared.usage_figures import CALL_FIELDS, CallUsage, JobFigures, usage_view
 from worker.agent_loop import AgentLoop
 from worker.heartbeat import Heartbeats
 from worker.history import load_history
-from worker.job_store import ClaimedJob, Finish, JobStore
+from worker.job_store import ClaimedJob, JobEnding, JobStore
 from worker.llm_client import MISSING_KEY_HELP, make_client
 from worker.sql_sandbox import get_sandbox, sandbox_settings
 from worker.system_prompt import build_system_prompt
 
 logger = logging.getLogger(__name__)
-
-
-class EventSink(Protocol):
-    def publish(self, object_id: str, event: str, data: dict[str, Any]) -> Any: ...
 
 
 class NullSink:
@@ -89,8 +86,9 @@ class JobRunner:
             logger.info("job %s not claimable (finished, cancelled or running elsewhere)", job_id)
             return None
         if job.attempt > self.settings.max_attempts:
-            return self._finish(job, Finish("failed", error_code="too_many_attempts",
-                                            error_message="The job was interrupted too many times."),
+            return self._finish(job, JobEnding("failed", error_code="too_many_attempts",
+                                               error_message="The job was interrupted too many "
+                                               "times."),
                                 JobFigures(), time.perf_counter())
         set_log_field("tenant", job.tenant_id)
         logger.info("job %s started (attempt %s)", job.id, job.attempt)
@@ -111,32 +109,33 @@ class JobRunner:
                              system_prompt=self.system_prompt(), hooks=_Hooks(self, job),
                              model=job.model)
             outcome = loop.run(history, job.message)
-            finish = Finish.answered(outcome)
-        except JobCancelled:
-            finish = Finish("cancelled", error_code="cancelled",
-                            error_message="The job was cancelled at your request.")
-        except JobFailure as exc:
-            logger.warning("job %s failed: %s %s", job.id, exc.code, exc.detail)
-            finish = Finish("failed", error_code=exc.code, error_message=exc.detail)
-        except Exception:
-            logger.exception("job %s crashed", job.id)
-            finish = Finish("failed", error_code="internal_error",
-                            error_message="Sunrise hit an internal error while answering.")
+            ending = JobEnding.answered(outcome)
+        except Exception as exc:
+            ending = self.stopped(job, exc)
         finally:
             self.heartbeats.remove(job.id)
-        return self._finish(job, finish, loop.stats if loop else JobFigures(), started)
+        return self._finish(job, ending, loop.stats if loop else JobFigures(), started)
+
+    @staticmethod
+    def stopped(job: ClaimedJob, exc: BaseException) -> JobEnding:
+        """The ending of a run that ``exc`` stopped, logged as its kind deserves."""
+        if isinstance(exc, JobFailure):
+            logger.warning("job %s failed: %s %s", job.id, exc.code, exc.detail)
+        elif not isinstance(exc, JobCancelled):
+            logger.error("job %s crashed", job.id, exc_info=exc)
+        return JobEnding.stopped(exc)
 
     def hooks_for(self, job: ClaimedJob) -> _Hooks:
         """The loop hooks run() uses, for drivers that make the LLM calls themselves."""
         return _Hooks(self, job)
 
-    def complete(self, job: ClaimedJob, finish: Finish, stats: JobFigures, started: float) -> str | None:
+    def complete(self, job: ClaimedJob, ending: JobEnding, stats: JobFigures, started: float) -> str | None:
         """Persist and announce an outcome computed elsewhere (economy mode) as run() does."""
-        return self._finish(job, finish, stats, started)
+        return self._finish(job, ending, stats, started)
 
-    def _finish(self, job: ClaimedJob, finish: Finish, stats: JobFigures, started: float) -> str | None:
-        finish.usage = stats.row(wall_ms=int((time.perf_counter() - started) * 1000))
-        row = self.store.finish(job, finish)
+    def _finish(self, job: ClaimedJob, ending: JobEnding, stats: JobFigures, started: float) -> str | None:
+        ending.usage = stats.row(wall_ms=int((time.perf_counter() - started) * 1000))
+        row = self.store.finish(job, ending)
         if row is None:
             return None
         logger.info("job %s %s", job.id, row.status)

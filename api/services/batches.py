@@ -21,7 +21,7 @@ from api.sse import already_delivered, event_stream, stored_end
 from api.sse_subscribers import subscriber_callbacks
 from shared import batches as batch_rows
 from shared.db_retry import retry_lock_conflicts
-from shared.enqueue import enqueue_jobs
+from shared.enqueue import announce, enqueue_jobs
 from shared.errors import Conflict, NotFound, ValidationFailed
 from shared.job_view import job_to_dict
 from shared.models import Batch, Job, is_id
@@ -63,13 +63,16 @@ def submit_batch(svc: Services, tenant_id: int, body: BatchCreate,
     batch = committed.batch
     logger.info("batch %s accepted: %d questions, %s mode, %s conversations", batch.id,
                 batch.total, batch.mode, batch.conversation_mode)
-    _start(svc, batch, committed.released)
     try:
-        for job_view in committed.job_views:
-            svc.events.publish(job_view["job_id"], "queued", job_view)
         svc.batch_events.publish(batch.id, "queued", committed.view)
-    except Exception as exc:
-        logger.warning("batch %s: could not publish queued events: %s", batch.id, exc)
+    except Exception as exc:  # the stream is a convenience; the rows are the truth
+        logger.warning("batch %s: could not publish its queued event: %s", batch.id, exc)
+    # Every job is announced; the released ones are sent now, the held ones in their
+    # turn, and in economy mode the driver takes them all.
+    announce(svc.events, svc.celery, svc.sessions, committed.job_views,
+             send=[] if batch.mode == "economy" else committed.released, queue=REPORTS_QUEUE)
+    if batch.mode == "economy":
+        _start_economy(svc, batch.id)
     return committed.accepted, True
 
 
@@ -113,15 +116,12 @@ def _commit_batch(svc: Services, tenant_id: int, body: BatchCreate, idempotency_
                           view=batch_rows.load_view(s, batch))
 
 
-def _start(svc: Services, batch: Batch, released: list[str]) -> None:
-    if batch.mode == "economy":
-        try:
-            svc.celery.send_task(RUN_ECONOMY_BATCH, args=[batch.id], queue=REPORTS_QUEUE)
-            svc.redis.set(f"sunrise:batch-economy-sent:{batch.id}", 1, ex=ECONOMY_RESEND_S)
-        except Exception as exc:  # the next status read sends it again
-            logger.warning("batch %s: could not queue economy mode: %s", batch.id, exc)
-    elif released:
-        enqueue_jobs(svc.celery, svc.sessions, released, queue=REPORTS_QUEUE)
+def _start_economy(svc: Services, batch_id: str) -> None:
+    try:
+        svc.celery.send_task(RUN_ECONOMY_BATCH, args=[batch_id], queue=REPORTS_QUEUE)
+        svc.redis.set(f"sunrise:batch-economy-sent:{batch_id}", 1, ex=ECONOMY_RESEND_S)
+    except Exception as exc:  # the next status read sends it again
+        logger.warning("batch %s: could not queue economy mode: %s", batch_id, exc)
 
 
 def _accepted(batch: Batch, job_ids: list[str]) -> dict[str, Any]:

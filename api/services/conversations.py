@@ -16,12 +16,12 @@ from sqlalchemy import delete, or_, select
 from api.context import Services
 from shared.db_retry import retry_lock_conflicts
 from shared.errors import BadRequest, Conflict, NotFound
+from shared.job_state import ACTIVE
 from shared.job_view import iso
 from shared.models import Conversation, Job, Message, is_id
 
 logger = logging.getLogger(__name__)
 
-ACTIVE = ("queued", "running")
 
 
 def _summary(c: Conversation) -> dict:

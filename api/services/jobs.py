@@ -9,7 +9,7 @@ import time
 from collections.abc import Iterator
 
 import redis
-from sqlalchemy import bindparam, func, select, update
+from sqlalchemy import bindparam, func, select
 from sqlalchemy.exc import IntegrityError
 
 from api.context import Services
@@ -18,15 +18,14 @@ from api.schemas import JobCreate
 from api.sse import already_delivered, event_stream, stored_end
 from api.sse_subscribers import subscriber_callbacks
 from shared.db_retry import retry_lock_conflicts
-from shared.enqueue import enqueue_jobs
+from shared.enqueue import announce
 from shared.errors import Conflict, NotFound, RateLimited
+from shared.job_state import ACTIVE, ASK_CANCEL, CANCEL, TERMINAL, create_job, start_conversation
 from shared.job_view import job_to_dict
-from shared.models import Conversation, Job, Message, is_id, new_id, utcnow
+from shared.models import Conversation, Job, is_id, utcnow
 
 logger = logging.getLogger(__name__)
 
-ACTIVE = ("queued", "running")
-TERMINAL = ("succeeded", "failed", "cancelled")
 RECHECK_HEARTBEATS = 3
 POLL_S = 1.0  # how often a long-poll reads the database while Redis is unavailable
 
@@ -49,7 +48,9 @@ def submit_job(svc: Services, tenant_id: int, body: JobCreate,
     view, created = _commit_job(svc, tenant_id, body, idempotency_key,
                                 request_hash(body.model_dump()))
     if created:
-        _announce(svc, [view])
+        # Committed already stamped as enqueued (one transaction fewer per submit);
+        # a job the broker refuses has the stamp cleared again, for the reaper.
+        announce(svc.events, svc.celery, svc.sessions, [view], stamped=True)
     return view, created
 
 
@@ -63,14 +64,9 @@ def _commit_job(svc: Services, tenant_id: int, body: JobCreate, idempotency_key:
                 return job_to_dict(existing), False
         _check_concurrency(svc, s, tenant_id)
         conversation = _conversation_for(s, tenant_id, body)
-        # Stamped as enqueued in this same transaction (one fewer per submit);
-        # _announce clears the stamp of a job the broker did not take.
-        job = Job(id=new_id(), tenant_id=tenant_id, conversation_id=conversation.id, message=body.message,
-                  model=svc.settings.model, idempotency_key=idempotency_key,
-                  request_hash=digest, enqueued_at=utcnow())
-        s.add(job)
-        s.add(Message(conversation_id=conversation.id, job_id=job.id, role="user",
-                      text=body.message))
+        job = create_job(s, tenant_id=tenant_id, conversation_id=conversation.id,
+                         message=body.message, model=svc.settings.model, enqueued_at=utcnow(),
+                         idempotency_key=idempotency_key, request_hash=digest)
         conversation.updated_at = utcnow()
         try:
             s.flush()
@@ -111,9 +107,7 @@ def _check_concurrency(svc: Services, s, tenant_id: int) -> None:
 
 def _conversation_for(s, tenant_id: int, body: JobCreate) -> Conversation:
     if body.conversation_id is None:
-        conversation = Conversation(id=new_id(), tenant_id=tenant_id, title=body.message.strip()[:200])
-        s.add(conversation)
-        return conversation
+        return start_conversation(s, tenant_id, body.message)
     conversation = s.scalar(select(Conversation).where(
         Conversation.id == body.conversation_id, Conversation.tenant_id == tenant_id)
         .with_for_update())
@@ -126,22 +120,6 @@ def _conversation_for(s, tenant_id: int, body: JobCreate) -> Conversation:
                        "wait for it to finish before asking the next question.",
                        job_id=busy)
     return conversation
-
-
-def _announce(svc: Services, views: list[dict]) -> None:
-    """Publish committed jobs' ``queued`` events, then enqueue them; never raises.
-
-    In that order: a fast worker's ``started`` (even its terminal event) must never
-    precede ``queued`` in the stream, whose last entry is the terminal one. The jobs
-    were committed with ``enqueued_at`` set; a job the broker refuses has it cleared
-    again, so the reaper sends it as soon as the broker is back.
-    """
-    try:
-        for view in views:
-            svc.events.publish(view["job_id"], "queued", view)
-    except redis.RedisError as exc:
-        logger.warning("could not publish queued events: %s", exc)
-    enqueue_jobs(svc.celery, svc.sessions, [v["job_id"] for v in views], stamped=True)
 
 
 def load_job(svc: Services, tenant_id: int, job_id: str) -> dict:
@@ -259,13 +237,9 @@ def cancel_job(svc: Services, tenant_id: int, job_id: str) -> dict:
             raise NotFound(f"No job {job_id}.")
         # Two guarded updates, so a worker claiming the job concurrently either finds it
         # cancelled or is flagged: there is no state in which the request is lost.
-        if s.execute(update(Job).where(Job.id == job_id, Job.status == "queued").values(
-                status="cancelled", cancel_requested=True, finished_at=now,
-                error_code="cancelled", error_message="The job was cancelled at your request.")
-                ).rowcount:
+        if CANCEL.apply(s, job_id=job_id, now=now):
             terminal = True
-        elif s.execute(update(Job).where(Job.id == job_id, Job.status == "running")
-                       .values(cancel_requested=True)).rowcount:
+        elif ASK_CANCEL.apply(s, job_id=job_id):
             terminal = False
         else:
             s.refresh(job)

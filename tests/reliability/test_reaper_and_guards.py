@@ -16,7 +16,7 @@ from shared.models import Job, LlmCall, Message, utcnow
 from shared.queue import CHAT_QUEUE, make_celery
 from shared.redis_client import redis_for
 from tests.utils.job_checks import assert_answered_once, terminal_events
-from worker.job_store import Finish, JobStore
+from worker.job_store import JobEnding, JobStore
 from worker.reaper import Reaper
 from worker.runner import JobRunner
 
@@ -108,9 +108,9 @@ def test_a_zombie_attempt_cannot_overwrite_the_attempt_that_replaced_it(settings
     reaper.run_once()
     current = store.claim(job_id)  # ...and another worker took the job over
     assert (zombie.attempt, current.attempt) == (1, 2)
-    answer = Finish("succeeded", answer_text="late", charts=[], parse_path="direct")
+    answer = JobEnding("succeeded", answer_text="late", charts=[], parse_path="direct")
     assert store.finish(zombie, answer) is None, "the old attempt's result is discarded"
-    row = store.finish(current, Finish("succeeded", answer_text="on time", charts=[],
+    row = store.finish(current, JobEnding("succeeded", answer_text="on time", charts=[],
                                        parse_path="direct"))
     assert row.answer_text == "on time"
     assert store.finish(zombie, answer) is None
@@ -124,7 +124,7 @@ def test_a_retried_final_write_that_had_landed_is_reported_not_lost(settings, cl
                                                                     store):
     job_id = _submit(client, auth)
     job = store.claim(job_id)
-    outcome = Finish("succeeded", answer_text="42", charts=[], parse_path="direct")
+    outcome = JobEnding("succeeded", answer_text="42", charts=[], parse_path="direct")
     first = store.finish(job, outcome)
     again = store.finish(job, outcome)  # what a retry sees when the first ack was lost
     assert again is not None and again.id == first.id and again.status == "succeeded"

@@ -12,12 +12,11 @@ import time
 
 import pytest
 
+from shared.job_state import TERMINAL
 from tests.utils.job_checks import all_in, assert_answered_once
 from tests.utils.waiting import wait_until
 
 pytestmark = pytest.mark.fault
-
-TERMINAL = ("succeeded", "failed", "cancelled")
 
 
 def _submit(client, auth, message: str) -> str:

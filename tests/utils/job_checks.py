@@ -7,10 +7,9 @@ from sqlalchemy import func, select
 
 from shared.db import session_scope
 from shared.events import stream_key
+from shared.job_state import TERMINAL
 from shared.models import Job, LlmCall, Message
 from shared.usage_figures import CALL_FIELDS
-
-TERMINAL = ("succeeded", "failed", "cancelled")
 
 
 def jobs_by_status(settings, job_ids: list[str]) -> dict[str, str]:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import time
 
-TERMINAL = ("succeeded", "failed", "cancelled")
+from shared.job_state import TERMINAL
 
 
 def wait_for_status(client, headers, job_id: str, *, timeout: float = 30.0,

@@ -1,0 +1,126 @@
+"""A job's states and every change of them, each a guarded UPDATE that happens once.
+
+The job row is the source of truth (the queue is only a wake-up), so every writer --
+the API, the enqueuer, the batch rules, the worker, the reaper -- changes a job's
+state through one of these transitions, never with an UPDATE of its own. A transition
+changes the row only while its guard holds; the row count says whether it did, which
+is how a redelivered message, a second reaper or a late worker learns it lost.
+
+    transition   guard (the row must be ...)                          change
+    -----------  ---------------------------------------------------  --------------------------
+    (create)     --                                                   queued; enqueued_at now,
+                                                                      unset, or HELD (batches)
+    STAMP        any of job_ids                                       enqueued_at = sent_at
+    RELEASE      queued, HELD, one of job_ids                         enqueued_at unset
+    CLAIM        queued, or running with heartbeat before stale_before  running, attempt + 1
+    BEAT         running under one of (id, attempt) pairs             heartbeat_at = now
+    FINISH       running under of_attempt                             succeeded|failed|cancelled,
+                                                                      with the answer and usage
+    CANCEL       queued                                               cancelled
+    ASK_CANCEL   running                                              cancel_requested
+    REQUEUE      running under of_attempt, heartbeat before stale_before  queued, enqueued_at unset
+    GIVE_UP      the same                                             failed worker_lost
+
+``enqueued_at`` tells the reaper what to send: unset means "never reached the broker";
+``HELD`` is a date neither of its rules ever matches, so a held batch job waits for the
+batch to release it. A job is created with its question (the user message) in the same
+transaction.
+"""
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+from typing import Any
+
+from sqlalchemy import bindparam, func, select, tuple_, update
+from sqlalchemy.orm import Session
+from sqlalchemy.sql import Update
+
+from shared.models import Conversation, Job, Message, new_id
+
+STATUSES = ("queued", "running", "succeeded", "failed", "cancelled")
+ACTIVE = ("queued", "running")
+TERMINAL = ("succeeded", "failed", "cancelled")
+HELD = dt.datetime(9999, 12, 31)
+CANCELLED_MESSAGE = "The job was cancelled at your request."
+
+jobs = Job.__table__
+col = jobs.c
+NOW = bindparam("now", type_=col.heartbeat_at.type)
+STALE_BEFORE = bindparam("stale_before", type_=col.heartbeat_at.type)
+OF_ATTEMPT = bindparam("of_attempt")
+JOB_IDS = bindparam("job_ids", expanding=True)
+
+
+@dataclasses.dataclass(frozen=True)
+class Transition:
+    """One guarded change, its statement built once (the hot path only binds values)."""
+
+    name: str
+    statement: Update
+
+    def apply(self, db: Any, **params: Any) -> int:
+        """Run it on ``db`` (a Connection or Session) in the caller's transaction; returns
+        how many rows changed (0: the guard did not hold)."""
+        return db.execute(self.statement, params).rowcount
+
+
+def _one(name: str, guard, **change) -> Transition:
+    statement = update(jobs).where(col.id == bindparam("job_id"), guard)
+    return Transition(name, statement.values(**change) if change else statement)
+
+
+_STALE = (col.status == "running") & (col.attempt == OF_ATTEMPT) & (col.heartbeat_at < STALE_BEFORE)
+
+STAMP = Transition("stamp", update(jobs).where(col.id.in_(JOB_IDS))
+                   .values(enqueued_at=bindparam("sent_at", type_=col.enqueued_at.type)))
+RELEASE = Transition("release", update(jobs).where(
+    col.id.in_(JOB_IDS), col.status == "queued", col.enqueued_at == HELD).values(enqueued_at=None))
+CLAIM = _one("claim", (col.status == "queued")
+             | ((col.status == "running") & (col.heartbeat_at < STALE_BEFORE)),
+             status="running", attempt=col.attempt + 1, heartbeat_at=NOW,
+             started_at=func.coalesce(col.started_at, NOW))
+BEAT = Transition("beat", update(jobs).where(
+    tuple_(col.id, col.attempt).in_(bindparam("pairs", expanding=True)), col.status == "running")
+    .values(heartbeat_at=NOW))
+# The SET clause comes from the parameters' keys: the terminal status, result and usage.
+FINISH = _one("finish", (col.status == "running") & (col.attempt == OF_ATTEMPT))
+CANCEL = _one("cancel", col.status == "queued", status="cancelled", cancel_requested=True,
+              finished_at=NOW, error_code="cancelled", error_message=CANCELLED_MESSAGE)
+ASK_CANCEL = _one("ask_cancel", col.status == "running", cancel_requested=True)
+REQUEUE = _one("requeue", _STALE, status="queued", enqueued_at=None)
+GIVE_UP = _one("give_up", _STALE, status="failed", error_code="worker_lost", finished_at=NOW,
+               error_message=bindparam("why"))
+
+CANCEL_FLAG = select(col.cancel_requested).where(col.id == bindparam("job_id"))
+
+
+def create_job(s: Session, *, tenant_id: int, conversation_id: str | None, message: str,
+               model: str, enqueued_at: dt.datetime | None = None, **extra: Any) -> Job:
+    """Add a queued job and its question (the user message) to ``s``; returns the job.
+
+    Without ``conversation_id`` the question starts a conversation, titled after it.
+    ``enqueued_at``: set when the caller sends the job right after committing (saving a
+    transaction), ``HELD`` for a batch's job, unset otherwise. ``extra`` are other
+    ``Job`` columns (batch, queue, idempotency key...). Nothing is flushed.
+    """
+    if conversation_id is None:
+        conversation_id = start_conversation(s, tenant_id, message).id
+    job = Job(id=new_id(), tenant_id=tenant_id, conversation_id=conversation_id,
+              message=message, model=model, enqueued_at=enqueued_at, **extra)
+    s.add(job)
+    s.add(Message(conversation_id=conversation_id, job_id=job.id, role="user", text=message))
+    return job
+
+
+def start_conversation(s: Session, tenant_id: int, title: str) -> Conversation:
+    """Add a new conversation of ``tenant_id`` to ``s``, titled ``title`` (cut to fit)."""
+    conversation = Conversation(id=new_id(), tenant_id=tenant_id, title=title.strip()[:200])
+    s.add(conversation)
+    return conversation
+
+
+def cancel_was_asked(conn: Any, job_id: str) -> bool:
+    """Whether a cancel was asked for; raises ``DBAPIError`` when the database fails."""
+    return bool(conn.scalar(CANCEL_FLAG, {"job_id": job_id}))
+
