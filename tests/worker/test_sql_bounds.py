@@ -135,9 +135,11 @@ def test_nested_values_render_as_before_and_huge_ones_are_cut(flights_sandbox):
 
 
 def test_spilling_stops_at_the_temp_space_cap(flights_db):
+    # 100 MB, not less: under 50 MB DuckDB sometimes runs out of memory pinning blocks
+    # before it spills (about one run in three), which is not what this test is about.
     sort = "SELECT i, md5(i::varchar) AS h FROM range(3000000) t(i) ORDER BY h"
-    roomy = SqlSandbox(flights_db, memory_limit="50MB", max_temp_size="500MB", timeout_s=60)
-    tight = SqlSandbox(flights_db, memory_limit="50MB", max_temp_size="10MB", timeout_s=60)
+    roomy = SqlSandbox(flights_db, memory_limit="100MB", max_temp_size="500MB", timeout_s=60)
+    tight = SqlSandbox(flights_db, memory_limit="100MB", max_temp_size="10MB", timeout_s=60)
     try:
         assert not roomy.run(sort, 1).is_error, "it does need to spill, and may"
         capped = tight.run(sort, 1)
