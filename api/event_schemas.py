@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from api.batch_schemas import BatchOut, BatchProgress
 from api.schemas import JobOut, TokenUsage
@@ -34,11 +34,12 @@ class LlmCallEvent(TokenUsage):
 
 
 class ToolCallEvent(BaseModel):
-    """One ``execute_sql`` call ended (``query_id`` is null when it failed)."""
+    """One tool call ended (``query_id`` is null when it failed or names no result)."""
 
     round: int
+    tool: str = Field(description="The tool called (execute_sql).")
     query_id: int | None
-    sql: str
+    sql: str = Field(description="The call's input as text: for execute_sql, the statement.")
     rows: int
     cached: bool
     ms: float

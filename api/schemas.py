@@ -91,6 +91,9 @@ class JobOut(BaseModel):
     job_id: str
     conversation_id: str
     batch_id: str | None
+    dataset_id: str | None = Field(description="The dataset asked about; null: the "
+                                   "deployment's built-in dataset.")
+    dataset_version: int | None = Field(description="The dataset version the job pinned.")
     status: Literal["queued", "running", "succeeded", "failed", "cancelled"]
     message: str
     model: str

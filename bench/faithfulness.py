@@ -26,6 +26,7 @@ from sunrise.sample_data import build_sample_db
 from worker.data_years import data_years
 from worker.number_check import Evidence, check_numbers, evidence_from
 from worker.sql_sandbox import SqlSandbox
+from worker.tools.sql_result_text import result_text
 
 logger = logging.getLogger(__name__)
 
@@ -91,12 +92,13 @@ def run(smoke: bool = False) -> dict:
 
 
 def _prepare(sandbox: SqlSandbox, case: Case, years: frozenset[int]) -> tuple[Case, list, Evidence]:
-    results = [sandbox.run(sql, index + 1) for index, sql in enumerate(case.sql)]
+    results = [sandbox.run(sql) for sql in case.sql]
     failed = [r.error for r in results if r.is_error]
     if failed:
         raise RuntimeError(f"corpus query failed for {case.question!r}: {failed[0]}")
     parts = case.write(*(Rows(r) for r in results))
-    evidence = evidence_from([r.text for r in results], [case.question])
+    evidence = evidence_from([result_text(r, index + 1) for index, r in enumerate(results)],
+                             [case.question])
     for sql in case.sql:
         evidence.add_sql(sql)
     evidence.add_years(years)

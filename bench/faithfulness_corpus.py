@@ -18,7 +18,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from worker.sql_sandbox import QueryResult
+from worker.query_result import QueryResult
 
 MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August",
           "September", "October", "November", "December")

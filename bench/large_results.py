@@ -104,19 +104,21 @@ def _via_sandbox(sql: str, mark) -> tuple[str, int, float, float]:
     """The shipped way. DuckDB runs in the sandbox's SQL process, so its growth is
     measured there and added to this process's (the worker's side: the result)."""
     from worker.sql_sandbox import SqlSandbox, sandbox_settings
+    from worker.tools.sql_result_text import result_text
 
     settings = Settings()
     sandbox = SqlSandbox(SAMPLE_DUCKDB, **{**sandbox_settings(settings), "timeout_s": 120,
                                            "processes": 1})
     try:
-        sandbox.run(_warm_sql(sql), 1)
+        sandbox.run(_warm_sql(sql))
         (pid,) = sandbox.process_ids()
         before = _reset_peak(pid)
         mark()
         started = time.perf_counter()
-        query = sandbox.run(sql, 1)
+        query = sandbox.run(sql)
+        text = result_text(query, 1)
         seconds = time.perf_counter() - started
-        return query.text, query.total_rows, seconds, max(0.0, _peak_mb(pid) - before)
+        return text, query.total_rows, seconds, max(0.0, _peak_mb(pid) - before)
     finally:
         sandbox.close()
 
@@ -124,7 +126,8 @@ def _via_sandbox(sql: str, mark) -> tuple[str, int, float, float]:
 def _via_python(sql: str, mark) -> tuple[str, int, float, float]:
     import duckdb
 
-    from worker.tool_result import ColumnSummary, format_result
+    from worker.query_result import ColumnSummary
+    from worker.tools.sql_result_text import format_result
 
     settings = Settings()
     con = duckdb.connect(str(SAMPLE_DUCKDB), read_only=True, config={

@@ -19,10 +19,11 @@ from bench.figures import result, row
 from bench.stack import SAMPLE_DUCKDB
 from shared.config import Settings
 from sunrise.fake_llm.server import run_in_thread
-from worker.agent_loop import AgentLoop, SilentHooks
+from worker.agent_loop import AgentLoop
 from worker.llm_client import make_client
 from worker.sql_sandbox import SqlSandbox, sandbox_settings
 from worker.system_prompt import build_system_prompt
+from worker.turn import SilentHooks
 
 logger = logging.getLogger(__name__)
 

@@ -36,6 +36,8 @@ def job_to_dict(job: Job) -> dict[str, Any]:
         "job_id": job.id,
         "conversation_id": job.conversation_id,
         "batch_id": job.batch_id,
+        "dataset_id": job.dataset_id,
+        "dataset_version": job.dataset_version,
         "status": job.status,
         "message": job.message,
         "model": job.model,

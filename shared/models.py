@@ -164,6 +164,10 @@ class Job(UsageColumns, Base):
     conversation_id: Mapped[str] = mapped_column(String(36), index=True)
     batch_id: Mapped[str | None] = mapped_column(String(36), nullable=True)
     batch_index: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    # The dataset the job asks about, and the version it pinned; null: the deployment's
+    # built-in dataset (worker/data_source.py).
+    dataset_id: Mapped[str | None] = mapped_column(String(36), nullable=True)
+    dataset_version: Mapped[int | None] = mapped_column(Integer, nullable=True)
     status: Mapped[str] = mapped_column(String(16), default="queued")
     message: Mapped[str] = mapped_column(Text)
     model: Mapped[str] = mapped_column(String(100))
@@ -223,7 +227,11 @@ class ToolCall(Base):
     job_id: Mapped[str] = mapped_column(String(36))
     attempt: Mapped[int] = mapped_column(Integer, default=1)
     round: Mapped[int] = mapped_column(Integer)
+    # Which tool (migration 0006; rows written before it are execute_sql calls).
+    tool: Mapped[str] = mapped_column(String(64), default="execute_sql",
+                                      server_default="execute_sql")
     query_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    # The call's input as text: the SQL of execute_sql, the input of any other tool.
     sql: Mapped[str] = mapped_column(Text)
     rows: Mapped[int] = mapped_column(BigInteger, default=0)
     cached: Mapped[bool] = mapped_column(Boolean, default=False)

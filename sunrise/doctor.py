@@ -29,12 +29,14 @@ from shared.config import Settings
 from shared.errors import JobFailure
 from sunrise.local import ensure_sample_db
 from sunrise.offline import offline_model
-from worker.agent_loop import AgentLoop, LoopOutcome, SilentHooks
+from worker.agent_loop import AgentLoop
 from worker.llm_client import OFFLINE_KEY, make_client
 from worker.llm_errors import failure_for
 from worker.llm_request import plan_thinking, request_params
 from worker.sql_sandbox import SqlSandbox
-from worker.system_prompt import EXECUTE_SQL_TOOL, build_system_prompt, system_blocks
+from worker.system_prompt import build_system_prompt, system_blocks
+from worker.tools import definitions
+from worker.turn import LoopOutcome, SilentHooks
 
 PING = "Reply with the single word OK."
 
@@ -160,7 +162,7 @@ def _tool_round(client, sandbox: SqlSandbox, settings: Settings, prompt: str,
 
 def _cache_size(client, settings: Settings, prompt: str) -> tuple[bool, str]:
     counted = client.messages.count_tokens(
-        model=settings.model, system=system_blocks(prompt), tools=[EXECUTE_SQL_TOOL],
+        model=settings.model, system=system_blocks(prompt), tools=definitions(),
         messages=[{"role": "user", "content": PING}]).input_tokens
     rules = rules_for(settings.model)
     minimum = rules.cache_min_tokens if rules else None
@@ -173,7 +175,7 @@ def _cache_size(client, settings: Settings, prompt: str) -> tuple[bool, str]:
 
 def _cache_read(client, settings: Settings, prompt: str) -> tuple[bool, str]:
     params = request_params(settings, settings.model, system=system_blocks(prompt),
-                            tools=[EXECUTE_SQL_TOOL],
+                            tools=definitions(),
                             messages=[{"role": "user", "content": PING}])
     params["max_tokens"] = min(params["max_tokens"], 2048)
     first = client.messages.create(**params).usage

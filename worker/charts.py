@@ -29,7 +29,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 
-from worker.sql_sandbox import QueryResult
+from worker.query_result import QueryResult
 
 logger = logging.getLogger(__name__)
 

@@ -44,7 +44,7 @@ def data_years(sandbox: SqlSandbox) -> frozenset[int]:
             continue
         stats = ", ".join(f"min({_quote(c)}), max({_quote(c)})" for c in picked)
         source = ".".join(_quote(part) for part in table.split("."))
-        result = sandbox.run(f"SELECT {stats} FROM {source}", 0)
+        result = sandbox.run(f"SELECT {stats} FROM {source}", label=f"years of {table}")
         if result.is_error or not result.rows:
             logger.warning("years of %s not read: %s", table, result.error)
             continue

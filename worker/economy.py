@@ -1,9 +1,9 @@
 """Economy mode: a batch's questions answered through the Message Batches API at half price.
 
 Each round, the next request of every question still open goes out as ONE message
-batch; when it has ended, every result is handled exactly as the agent loop
-handles a streamed reply (tools run, answers extracted, charts bound), and the
-questions that asked for tools go out again in the next batch, until every
+batch; when it has ended, every result goes through the same round step as a
+streamed reply (``worker/turn.py``: tools run, answers extracted, charts bound), and
+the questions that asked for tools go out again in the next batch, until every
 question has its answer. The system prompt and each conversation's newest
 message carry 1-hour cache breakpoints: a batch can take minutes to hours, far
 longer than the default 5-minute cache lives, and the 1-hour entries survive
@@ -15,6 +15,7 @@ workers: the answers come at the normal price, but they come.
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from collections.abc import Callable
@@ -24,14 +25,13 @@ import anthropic
 
 from shared import batches as batch_rows
 from shared.claude_models import BATCH_DISCOUNT
-from shared.errors import JobCancelled, JobFailure
+from shared.errors import JobFailure
 from shared.models import Batch
-from worker.agent_loop import AgentLoop, LoopOutcome
-from worker.history import load_history
+from shared.usage_figures import JobFigures
 from worker.job_store import ClaimedJob, JobEnding
 from worker.llm_errors import RETRYABLE_STREAM_ERRORS, batch_failure, failure_for
 from worker.runner import JobRunner
-from worker.stop_reasons import thinking_texts
+from worker.turn import Turn
 
 logger = logging.getLogger(__name__)
 
@@ -40,40 +40,14 @@ FIRST_POLL_S = 0.2
 TRANSIENT_RETRIES = 2
 
 
-class _BatchedLoop(AgentLoop):
-    """The agent loop of one question with its LLM call taken out: the driver makes it.
+@dataclasses.dataclass
+class _Question:
+    """One claimed question of the batch and its turn."""
 
-    ``absorb`` takes one reply and does what ``AgentLoop.run`` does with a streamed
-    one (``AgentLoop.advance``: the same stop reasons, SQL cache, query ids, round
-    limit, thinking replay and chart binding); ``request`` is the same request the
-    streaming loop sends, with 1-hour cache breakpoints.
-    """
-
-    def __init__(self, job: ClaimedJob, history: list[dict], **kw):
-        super().__init__(**kw)
-        # 1-hour breakpoints: the system prompt must outlive the wait for each batch.
-        self.system = [{**block, "cache_control": ONE_HOUR} for block in self.system]
-        self.job = job
-        self.start(history, job.message)
-        self.retries = 0
-        self.started = time.perf_counter()
-
-    def request(self, cache_control: dict | None = None) -> dict:
-        return super().request(ONE_HOUR)
-
-    def absorb(self, message, ms: int) -> LoopOutcome | None:
-        """Account for ``message``; returns the outcome once the question is answered.
-
-        Raises JobFailure like the agent loop (round limit, refusal, empty answer...).
-        """
-        round_no = self.round_no
-        self.account(message, ms, discount=BATCH_DISCOUNT)
-        for text in thinking_texts(message.content):
-            self.hooks.on_thinking(round_no, text)
-        return self.advance(message)
-
-    def check_boundary(self) -> None:
-        self._check_boundary(self.round_no)
+    job: ClaimedJob
+    turn: Turn
+    started: float
+    retries: int = 0
 
 
 class EconomyBatch:
@@ -95,43 +69,47 @@ class EconomyBatch:
                 return 0
             job_ids = batch_rows.held_job_ids(s, batch_id)
         self.deadline = self.clock() + self.settings.economy_max_wait_s
-        prompt = self.runner.system_prompt()
-        open_loops = [loop for job_id in job_ids if (loop := self._start(job_id, prompt))]
-        logger.info("batch %s: economy mode with %d questions", batch_id, len(open_loops))
-        claimed = [loop.job.id for loop in open_loops]
+        questions = [q for job_id in job_ids if (q := self._start(job_id))]
+        logger.info("batch %s: economy mode with %d questions", batch_id, len(questions))
+        claimed = [q.job.id for q in questions]
         try:
-            while open_loops:
-                open_loops = self._round(batch_id, open_loops)
+            while questions:
+                questions = self._round(batch_id, questions)
         finally:
             for job_id in claimed:
                 self.runner.heartbeats.remove(job_id)
         return len(claimed)
 
-    def _start(self, job_id: str, prompt: str) -> _BatchedLoop | None:
+    def _start(self, job_id: str) -> _Question | None:
         job = self.runner.store.claim(job_id)
         if job is None:
             return None
         self.runner.heartbeats.add(job.id, job.attempt)
-        with self.runner.store.sessions() as s:
-            history = load_history(s, job.conversation_id, exclude_job_id=job.id,
-                                   max_turns=self.settings.history_turns,
-                                   token_budget=self.settings.history_token_budget)
-        loop = _BatchedLoop(job, history, client=self.runner.client, sandbox=self.runner.sandbox,
-                            settings=self.settings, system_prompt=prompt, model=job.model,
-                            hooks=self.runner.hooks_for(job), deadline=self.deadline,
-                            clock=self.clock)
+        started = time.perf_counter()
+        try:
+            data = self.runner.data.for_job(job)
+            # 1-hour breakpoints: the prompt must outlive the wait for each batch.
+            turn = Turn(sandbox=data.sandbox, settings=self.settings,
+                        system_prompt=data.system_prompt, hooks=self.runner.hooks_for(job),
+                        model=job.model, deadline=self.deadline, clock=self.clock,
+                        cache_control=ONE_HOUR)
+            turn.start(self.runner.history(job), job.message)
+        except Exception as exc:
+            self.runner.heartbeats.remove(job.id)
+            self.runner.complete(job, self.runner.stopped(job, exc), JobFigures(), started)
+            return None
         self.runner.events.publish(job.id, "started", {"attempt": job.attempt, "mode": "economy"})
-        return loop
+        return _Question(job, turn, started)
 
-    def _round(self, batch_id: str, loops: list[_BatchedLoop]) -> list[_BatchedLoop]:
-        """Send one message batch for ``loops``; returns the questions still open after it."""
+    def _round(self, batch_id: str, questions: list[_Question]) -> list[_Question]:
+        """Send one message batch for ``questions``; returns those still open after it."""
         ready = []
-        for loop in loops:
+        for question in questions:
             try:
-                loop.check_boundary()
-                ready.append(loop)
-            except (JobCancelled, JobFailure) as exc:
-                self._end(loop, exc)
+                question.turn.check_boundary()
+                ready.append(question)
+            except Exception as exc:
+                self._end(question, exc)
         if not ready:
             return []
         try:
@@ -139,22 +117,18 @@ class EconomyBatch:
             results = self._send_and_wait(batch_id, ready)
             ms = int((time.perf_counter() - started) * 1000)
         except JobFailure as exc:
-            for loop in ready:
-                self._end(loop, exc)
+            for question in ready:
+                self._end(question, exc)
             return []
-        still_open = []
-        for loop in ready:
-            if self._handle(loop, results.get(loop.job.id), ms):
-                still_open.append(loop)
-        return still_open
+        return [q for q in ready if self._handle(q, results.get(q.job.id), ms)]
 
-    def _send_and_wait(self, batch_id: str, loops: list[_BatchedLoop]) -> dict[str, Any]:
+    def _send_and_wait(self, batch_id: str, questions: list[_Question]) -> dict[str, Any]:
         client = self.runner.client
         try:
             created = client.messages.batches.create(requests=[
-                {"custom_id": loop.job.id, "params": loop.request()} for loop in loops])
+                {"custom_id": q.job.id, "params": q.turn.request()} for q in questions])
             logger.info("batch %s: message batch %s sent with %d requests", batch_id,
-                        created.id, len(loops))
+                        created.id, len(questions))
             pause = FIRST_POLL_S
             while created.processing_status != "ended":
                 if self.clock() >= self.deadline:
@@ -166,39 +140,41 @@ class EconomyBatch:
                 created = client.messages.batches.retrieve(created.id)
             return {r.custom_id: r.result for r in client.messages.batches.results(created.id)}
         except anthropic.APIError as exc:
-            raise failure_for(exc, model=loops[0].model,
+            raise failure_for(exc, model=questions[0].job.model,
                               retries=client.max_retries) from exc
 
-    def _handle(self, loop: _BatchedLoop, result, ms: int) -> bool:
+    def _handle(self, question: _Question, result, ms: int) -> bool:
         """Take one question's result; True while the question stays open."""
         try:
             if result is None or result.type == "errored":
-                return self._retry(loop, result)
+                return self._retry(question, result)
             if result.type != "succeeded":
                 raise JobFailure("llm_batch_" + result.type,
                                  f"The Message Batch ended without answering ({result.type}).")
-            outcome = loop.absorb(result.message, ms)
+            outcome = question.turn.take(result.message, ms, discount=BATCH_DISCOUNT)
         except Exception as exc:
-            self._end(loop, exc)
+            self._end(question, exc)
             return False
         if outcome is None:
             return True
-        self.runner.complete(loop.job, JobEnding.answered(outcome), loop.stats, loop.started)
+        self.runner.complete(question.job, JobEnding.answered(outcome), question.turn.figures,
+                             question.started)
         return False
 
-    def _retry(self, loop: _BatchedLoop, result) -> bool:
+    def _retry(self, question: _Question, result) -> bool:
         error = result.error.error if result is not None else None
         kind = getattr(error, "type", "missing_result")
         message = getattr(error, "message", "no result came back for this request")
         if kind not in RETRYABLE_STREAM_ERRORS and kind != "missing_result":
-            raise batch_failure(kind, message, model=loop.model)
-        loop.retries += 1
-        if loop.retries > TRANSIENT_RETRIES:
-            raise JobFailure("llm_unavailable", f"The request failed {loop.retries} times in "
-                             f"message batches ({kind}: {message}).")
-        logger.warning("job %s: batch request failed (%s); retrying next round", loop.job.id, kind)
+            raise batch_failure(kind, message, model=question.job.model)
+        question.retries += 1
+        if question.retries > TRANSIENT_RETRIES:
+            raise JobFailure("llm_unavailable", f"The request failed {question.retries} times "
+                             f"in message batches ({kind}: {message}).")
+        logger.warning("job %s: batch request failed (%s); retrying next round",
+                       question.job.id, kind)
         return True
 
-    def _end(self, loop: _BatchedLoop, exc: Exception) -> None:
-        self.runner.complete(loop.job, self.runner.stopped(loop.job, exc), loop.stats,
-                             loop.started)
+    def _end(self, question: _Question, exc: Exception) -> None:
+        self.runner.complete(question.job, self.runner.stopped(question.job, exc),
+                             question.turn.figures, question.started)

@@ -39,6 +39,8 @@ class ClaimedJob:
     message: str
     model: str
     attempt: int
+    dataset_id: str | None = None
+    dataset_version: int | None = None
 
 
 @dataclasses.dataclass
@@ -80,7 +82,8 @@ class JobEnding:
 # statement and computing its compiled-cache key, and no ORM unit of work runs.
 jobs, llm_calls, conversations = Job.__table__, LlmCall.__table__, Conversation.__table__
 _CLAIMED = select(jobs.c.id, jobs.c.tenant_id, jobs.c.conversation_id, jobs.c.message,
-                  jobs.c.model, jobs.c.attempt).where(jobs.c.id == bindparam("job_id"))
+                  jobs.c.model, jobs.c.attempt, jobs.c.dataset_id, jobs.c.dataset_version
+                  ).where(jobs.c.id == bindparam("job_id"))
 _LLM_CALL_SEEN = select(llm_calls.c.id).where(llm_calls.c.job_id == bindparam("job_id"),
                                               llm_calls.c.attempt == bindparam("attempt"),
                                               llm_calls.c.round == bindparam("round")).limit(1)
@@ -140,17 +143,16 @@ class JobStore:
                 **usage})
 
     @_retry_db
-    def record_tool_call(self, job: ClaimedJob, round_no: int, result, cached: bool):
-        """Store one tool call of the trace (retried through a short database outage).
-
-        The SQL and the error are the model's and DuckDB's text: cut to their columns."""
+    def record_tool_call(self, job: ClaimedJob, round_no: int, run):
+        """Store one tool call (a ``worker.tools.ToolRun``) of the trace, retried through a
+        short database outage. Its input and error are the model's and DuckDB's text:
+        cut to their columns."""
         with self.engine.begin() as conn:
             conn.execute(_INSERT_TOOL_CALL, {
-                "job_id": job.id, "attempt": job.attempt, "round": round_no,
-                "query_id": None if result.is_error else result.query_id,
-                "sql": storable(result.sql), "rows": result.total_rows, "cached": cached,
-                "is_error": result.is_error, "error": storable(result.error),
-                "ms": int(result.ms)})
+                "job_id": job.id, "attempt": job.attempt, "round": round_no, "tool": run.tool,
+                "query_id": run.query_id, "sql": storable(run.input_text), "rows": run.rows,
+                "cached": run.cached, "is_error": run.is_error, "error": storable(run.error),
+                "ms": int(run.ms)})
 
     @_retry_db
     def finish(self, job: ClaimedJob, outcome: JobEnding) -> Job | None:

@@ -33,9 +33,9 @@ from shared.config import Settings
 from shared.db import session_factory
 from shared.enqueue import enqueue_jobs
 from shared.events import EventLog
-from shared.job_view import job_to_dict
 from shared.models import Job, utcnow
 from shared.redis_client import redis_for
+from worker.runner import announce_end
 
 logger = logging.getLogger(__name__)
 
@@ -97,7 +97,7 @@ class Reaper:
     def _sweep(self) -> dict[str, int]:
         stale, failed, back = self._recover_stale()
         for row in failed:
-            self._announce_failed(row)
+            announce_end(self.events, row, self.after_finish)
         todo = self._lost_queued(back)
         sent = 0
         for queue, job_ids in todo.items():
@@ -133,17 +133,6 @@ class Reaper:
                     logger.warning("job %s: worker lost during attempt %d; re-queued",
                                    job_id, attempt)
         return len(dead), failed, back
-
-    def _announce_failed(self, row: Job) -> None:
-        try:
-            self.events.publish(row.id, row.status, job_to_dict(row))
-        except Exception as exc:  # SSE readers fall back to the database row
-            logger.warning("job %s: could not publish its terminal event: %s", row.id, exc)
-        for callback in self.after_finish:
-            try:
-                callback(row)
-            except Exception:
-                logger.exception("job %s: after-finish callback %r failed", row.id, callback)
 
     # -- queued jobs without a message ------------------------------------------------
 

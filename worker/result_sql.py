@@ -12,7 +12,7 @@ Both wrap the guarded statement as a subquery whose columns are renamed by posit
   are. A last column ``_size`` estimates each row's rendered size, so the caller
   can stop fetching at a byte budget. Only the first ``MAX_COLUMNS`` columns come.
 - ``summary_sql`` counts every row and computes, per numeric-looking column, the
-  count, sum, min, max and average over the whole result (see ``tool_result``).
+  count, sum, min, max and average over the whole result (see ``worker/query_result.py``).
 
 Pure: builds SQL text and decodes rows; no database access.
 """
@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from worker.tool_result import MAX_CELL_CHARS, MAX_COLUMNS, ColumnSummary, CutText
+from worker.query_result import MAX_CELL_CHARS, MAX_COLUMNS, ColumnSummary, CutText
 
 SKIP_SUFFIXES = ("_id", "_pk", "_code")
 

@@ -1,7 +1,6 @@
 """Runs one job end to end: claim, loop, persist, publish. Callable without Celery."""
 from __future__ import annotations
 
-import datetime as dt
 import logging
 import time
 from collections.abc import Callable
@@ -14,14 +13,14 @@ from shared.events import EventSink
 from shared.job_view import job_to_dict
 from shared.logging_setup import log_context, set_log_field
 from shared.models import Job
-from shared.usage_figures import CALL_FIELDS, CallUsage, JobFigures, usage_view
+from shared.usage_figures import JobFigures
 from worker.agent_loop import AgentLoop
+from worker.data_source import BuiltInDataset, DataSource
 from worker.heartbeat import Heartbeats
 from worker.history import load_history
+from worker.job_hooks import JobHooks
 from worker.job_store import ClaimedJob, JobEnding, JobStore
 from worker.llm_client import MISSING_KEY_HELP, make_client
-from worker.sql_sandbox import get_sandbox, sandbox_settings
-from worker.system_prompt import build_system_prompt
 
 logger = logging.getLogger(__name__)
 
@@ -47,7 +46,10 @@ class BestEffortSink:
 
 
 class JobRunner:
-    """Everything a worker needs to run jobs; build one per process and reuse it."""
+    """Everything a worker needs to run jobs; build one per process and reuse it.
+
+    ``data`` is where each job's data comes from (default: the built-in dataset).
+    """
 
     def __init__(
         self,
@@ -55,8 +57,7 @@ class JobRunner:
         *,
         events: EventSink | None = None,
         client=None,
-        sandbox=None,
-        today: Callable[[], dt.date] = dt.date.today,
+        data: DataSource | None = None,
         metrics=None,
         after_finish: list[Callable[[Job], None]] | None = None,
     ):
@@ -66,14 +67,10 @@ class JobRunner:
         self.heartbeats = Heartbeats(self.store.sessions, interval_s=settings.heartbeat_s)
         self.events = BestEffortSink(events) if events is not None else NullSink()
         self.client = client or make_client(settings)
-        self.sandbox = sandbox or get_sandbox(settings.duckdb_path, **sandbox_settings(settings))
-        self.today = today
+        self.data = data or BuiltInDataset(settings)
         self.metrics = metrics
         # Called with the finished job row after its terminal event (e.g. batch progress).
         self.after_finish = list(after_finish or [])
-
-    def system_prompt(self) -> str:
-        return build_system_prompt(self.sandbox.describe_schema(), self.today())
 
     def run(self, job_id: str) -> str | None:
         """Run ``job_id`` if it can be claimed. Returns the final status, or None if not ours."""
@@ -86,10 +83,10 @@ class JobRunner:
             logger.info("job %s not claimable (finished, cancelled or running elsewhere)", job_id)
             return None
         if job.attempt > self.settings.max_attempts:
-            return self._finish(job, JobEnding("failed", error_code="too_many_attempts",
-                                               error_message="The job was interrupted too many "
-                                               "times."),
-                                JobFigures(), time.perf_counter())
+            return self.complete(job, JobEnding("failed", error_code="too_many_attempts",
+                                                error_message="The job was interrupted too "
+                                                "many times."),
+                                 JobFigures(), time.perf_counter())
         set_log_field("tenant", job.tenant_id)
         logger.info("job %s started (attempt %s)", job.id, job.attempt)
         self.events.publish(job.id, "started", {"attempt": job.attempt})
@@ -99,22 +96,27 @@ class JobRunner:
         try:
             if self.settings.llm_target == "missing":
                 raise JobFailure("llm_auth", MISSING_KEY_HELP)
-            with self.store.sessions() as s:
-                history = load_history(
-                    s, job.conversation_id, exclude_job_id=job.id,
-                    max_turns=self.settings.history_turns,
-                    token_budget=self.settings.history_token_budget,
-                )
-            loop = AgentLoop(client=self.client, sandbox=self.sandbox, settings=self.settings,
-                             system_prompt=self.system_prompt(), hooks=_Hooks(self, job),
+            data = self.data.for_job(job)
+            loop = AgentLoop(client=self.client, sandbox=data.sandbox, settings=self.settings,
+                             system_prompt=data.system_prompt, hooks=self.hooks_for(job),
                              model=job.model)
-            outcome = loop.run(history, job.message)
-            ending = JobEnding.answered(outcome)
+            ending = JobEnding.answered(loop.run(self.history(job), job.message))
         except Exception as exc:
             ending = self.stopped(job, exc)
         finally:
             self.heartbeats.remove(job.id)
-        return self._finish(job, ending, loop.stats if loop else JobFigures(), started)
+        return self.complete(job, ending, loop.stats if loop else JobFigures(), started)
+
+    def history(self, job: ClaimedJob) -> list[dict]:
+        """The earlier turns of the job's conversation, as the model is to see them."""
+        with self.store.sessions() as s:
+            return load_history(s, job.conversation_id, exclude_job_id=job.id,
+                                max_turns=self.settings.history_turns,
+                                token_budget=self.settings.history_token_budget)
+
+    def hooks_for(self, job: ClaimedJob) -> JobHooks:
+        """The hooks that persist and publish what the job's turn reports."""
+        return JobHooks(job, self.store, self.events, self.metrics)
 
     @staticmethod
     def stopped(job: ClaimedJob, exc: BaseException) -> JobEnding:
@@ -125,65 +127,30 @@ class JobRunner:
             logger.error("job %s crashed", job.id, exc_info=exc)
         return JobEnding.stopped(exc)
 
-    def hooks_for(self, job: ClaimedJob) -> _Hooks:
-        """The loop hooks run() uses, for drivers that make the LLM calls themselves."""
-        return _Hooks(self, job)
-
-    def complete(self, job: ClaimedJob, ending: JobEnding, stats: JobFigures, started: float) -> str | None:
-        """Persist and announce an outcome computed elsewhere (economy mode) as run() does."""
-        return self._finish(job, ending, stats, started)
-
-    def _finish(self, job: ClaimedJob, ending: JobEnding, stats: JobFigures, started: float) -> str | None:
-        ending.usage = stats.row(wall_ms=int((time.perf_counter() - started) * 1000))
+    def complete(self, job: ClaimedJob, ending: JobEnding, figures: JobFigures,
+                 started: float) -> str | None:
+        """Write the job's ending (``figures`` as its usage, timed from ``started``), then
+        announce it; returns the final status, or None when the job was no longer ours."""
+        ending.usage = figures.row(wall_ms=int((time.perf_counter() - started) * 1000))
         row = self.store.finish(job, ending)
         if row is None:
             return None
         logger.info("job %s %s", job.id, row.status)
-        self.events.publish(job.id, row.status, job_to_dict(row))
         if self.metrics is not None:
-            self.metrics.job_finished(row, stats)
-        for callback in self.after_finish:
-            try:
-                callback(row)
-            except Exception:
-                logger.exception("job %s: after-finish callback %r failed", job.id, callback)
+            self.metrics.job_finished(row, figures)
+        announce_end(self.events, row, self.after_finish)
         return row.status
 
 
-class _Hooks:
-    """Persists and publishes what the loop reports."""
-
-    def __init__(self, runner: JobRunner, job: ClaimedJob):
-        self.runner = runner
-        self.job = job
-
-    def on_llm_call(self, round_no: int, usage: CallUsage, stop_reason, ms: int) -> None:
-        set_log_field("round", round_no)
-        self.runner.store.record_llm_call(self.job, round_no, usage.as_dict(), stop_reason, ms)
-        self.runner.events.publish(self.job.id, "llm_call", {
-            "round": round_no, **usage_view(usage, CALL_FIELDS), "stop_reason": stop_reason,
-            "ms": ms})
-        if self.runner.metrics is not None:
-            self.runner.metrics.llm_call(self.job.model, usage)
-
-    def on_llm_retry(self, round_no: int, error_type: str) -> None:
-        if self.runner.metrics is not None:
-            self.runner.metrics.llm_retry(self.job.model, error_type)
-
-    def on_thinking(self, round_no: int, text: str) -> None:
-        # Summary text only, as the API returned it; thinking is never stored.
-        self.runner.events.publish(self.job.id, "thinking", {"round": round_no, "text": text})
-
-    def on_tool_call(self, round_no: int, result, cached: bool) -> None:
-        set_log_field("round", round_no)
-        self.runner.store.record_tool_call(self.job, round_no, result, cached)
-        self.runner.events.publish(self.job.id, "tool_call", {
-            "round": round_no, "query_id": None if result.is_error else result.query_id,
-            "sql": result.sql, "rows": result.total_rows, "cached": cached,
-            "ms": round(result.ms, 1), "error": result.error})
-
-    def on_answer_delta(self, text: str) -> None:
-        self.runner.events.publish(self.job.id, "answer_delta", {"text": text})
-
-    def cancel_requested(self) -> bool:
-        return self.runner.store.cancel_requested(self.job.id)
+def announce_end(events: EventSink, row: Job, after_finish: list[Callable[[Job], None]]) -> None:
+    """Publish a finished job's terminal event, then call each ``after_finish`` with the
+    row; neither a failed publish nor a failing callback raises (both are logged)."""
+    try:
+        events.publish(row.id, row.status, job_to_dict(row))
+    except Exception as exc:  # SSE readers and long-polls fall back to the database row
+        logger.warning("job %s: could not publish its terminal event: %s", row.id, exc)
+    for callback in after_finish:
+        try:
+            callback(row)
+        except Exception:
+            logger.exception("job %s: after-finish callback %r failed", row.id, callback)

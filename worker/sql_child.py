@@ -9,7 +9,7 @@ its end of a socket pair. The protocol is pickled tuples over
   ``("error", exception type name, message)`` and exits;
   (When the worker dies, its end of the socket closes: an idle child sees the end of
   file at once, a busy one after its query, whose own time limit bounds the wait.)
-- then, one at a time: ``("run", sql, query_id, budget_s, tag, limit_s)`` -> ``("ok",
+- then, one at a time: ``("run", sql, budget_s, tag, limit_s)`` -> ``("ok",
   QueryResult)``; ``("schema",)`` -> ``("ok", [...])``; ``("settings",)`` -> ``("ok",
   {...})``; ``("exit",)`` or end of file -> the child removes its temporary
   directory and exits.
@@ -68,8 +68,8 @@ def _serve(conn: Connection, executor: Any) -> None:
             return
         try:
             if kind == "run":
-                _, sql, query_id, budget_s, tag, limit_s = request
-                reply: tuple = ("ok", executor.run(sql, query_id, budget_s, tag, limit_s))
+                _, sql, budget_s, tag, limit_s = request
+                reply: tuple = ("ok", executor.run(sql, budget_s, tag, limit_s))
             elif kind == "schema":
                 reply = ("ok", executor.describe_schema())
             elif kind == "settings":

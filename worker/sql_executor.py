@@ -18,8 +18,8 @@ first:
    once ``result_max_bytes`` of rendered text have arrived.
 
 ``run`` never raises for SQL problems: refusals, DuckDB errors and timeouts come
-back as ``QueryResult(is_error=True)`` whose text goes to the model, so it can
-correct itself and the job goes on.
+back as ``QueryResult(is_error=True)``, which the SQL tool turns into an error for the
+model, so it can correct itself and the job goes on.
 """
 from __future__ import annotations
 
@@ -32,9 +32,9 @@ from typing import Any
 
 import duckdb
 
+from worker.query_result import MAX_COLUMNS, SHOWN_ROWS, QueryResult
 from worker.result_sql import bounded_rows_sql, read_summary, summary_sql
 from worker.sql_guard import SqlRefused, check_single_read_statement
-from worker.tool_result import MAX_COLUMNS, SHOWN_ROWS, QueryResult, format_result
 
 logger = logging.getLogger(__name__)
 
@@ -85,7 +85,7 @@ class DuckDbExecutor:
         self._host_paths = sorted({str(Path(self.path).resolve().parent), temp_directory,
                                    str(Path.home())}, key=len, reverse=True)
 
-    def run(self, sql: str, query_id: int, budget_s: float, tag: str = "",
+    def run(self, sql: str, budget_s: float, tag: str = "",
             limit_s: float | None = None) -> QueryResult:
         """Guard, execute and summarise ``sql`` within ``budget_s`` seconds; never raises
         for SQL problems (see the module doc). ``limit_s`` is the limit a timeout names
@@ -96,11 +96,11 @@ class DuckDbExecutor:
             cleaned = check_single_read_statement(sql)
         except SqlRefused as refused:
             logger.info("%s refused: %s", tag, refused.message)
-            return QueryResult.failed(query_id, text, refused.message, _ms_since(started))
+            return QueryResult.failed(text, refused.message, _ms_since(started))
         cursor = self._con.cursor()
         watchdog = _Watchdog(cursor, budget_s)
         try:
-            return self._execute(cursor, watchdog, cleaned, query_id, started, tag)
+            return self._execute(cursor, watchdog, cleaned, started, tag)
         except Exception as exc:  # the tool boundary: report, don't raise
             if watchdog.fired:
                 message = timeout_message(budget_s if limit_s is None else limit_s)
@@ -110,14 +110,14 @@ class DuckDbExecutor:
                 logger.exception("%s failed outside DuckDB", tag)
                 message = f"{type(exc).__name__}: {exc}"
             logger.info("%s failed: %s", tag, message.splitlines()[0] if message else "")
-            return QueryResult.failed(query_id, cleaned, message, _ms_since(started))
+            return QueryResult.failed(cleaned, message, _ms_since(started))
         finally:
             watchdog.stop()
             with contextlib.suppress(duckdb.Error):  # must not mask the result
                 cursor.close()
 
-    def _execute(self, cursor: Any, watchdog: _Watchdog, sql: str, query_id: int,
-                 started: float, tag: str) -> QueryResult:
+    def _execute(self, cursor: Any, watchdog: _Watchdog, sql: str, started: float,
+                 tag: str) -> QueryResult:
         watchdog.start()
         # Binding only: names and types, nothing executed yet.
         relation = cursor.sql(sql)
@@ -133,12 +133,10 @@ class DuckDbExecutor:
                                                   all_types, tag)
         watchdog.check()
         kept = rows[: self.chart_row_limit]
-        text = format_result(query_id, columns, kept, total_rows, summary,
-                             total_columns=len(all_columns))
         ms = _ms_since(started)
         logger.info("%s rows=%s kept=%s ms=%.1f", tag, total_rows, len(kept), ms)
-        return QueryResult(query_id, sql, columns, kept, total_rows, text, False, None, ms,
-                           types, summary, len(all_columns))
+        return QueryResult(sql, columns, kept, total_rows, False, None, ms, types, summary,
+                           len(all_columns))
 
     def _fetch_bounded(self, cursor: Any, bounded: Any, columns: int) -> tuple[list[tuple], bool]:
         """Rows of the bounded query until its end (``complete``) or until their rendered

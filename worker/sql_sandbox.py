@@ -1,4 +1,4 @@
-"""The ``execute_sql`` tool: model-written SQL run in SQL processes the worker can stop.
+"""The SQL sandbox: model-written SQL run in SQL processes the worker can stop.
 
 Why processes: DuckDB's ``memory_limit`` and ``interrupt()`` cover its buffer pool and
 its operators, not every allocation. ``SELECT range(0, 100000000)`` builds one
@@ -16,8 +16,9 @@ One ``SqlSandbox`` per worker process per database file, shared by every job
 thread: it keeps up to ``processes`` SQL processes, started as they are needed (the
 first when the sandbox is built, so a file that cannot be opened fails at once),
 and hands each query to an idle one; a query that finds all busy waits for one
-within its own budget. ``run`` never raises for SQL problems: refusals, DuckDB
-errors, timeouts and a killed process come back as ``QueryResult(is_error=True)``.
+within its own budget. ``run`` returns data only (``worker/query_result.py``; the SQL
+tool writes the text) and never raises for SQL problems: refusals, DuckDB errors,
+timeouts and a killed process come back as ``QueryResult(is_error=True)``.
 """
 from __future__ import annotations
 
@@ -37,10 +38,8 @@ from typing import Any
 import duckdb
 
 from shared.config import Settings
+from worker.query_result import QueryResult
 from worker.sql_executor import timeout_message
-from worker.tool_result import QueryResult
-
-__all__ = ["QueryResult", "SqlSandbox", "close_sandboxes", "get_sandbox", "sandbox_settings"]
 
 logger = logging.getLogger(__name__)
 
@@ -89,40 +88,38 @@ class SqlSandbox:
                     "processes)", self.path, memory_limit, threads, self.timeout_s,
                     self.processes)
 
-    def run(self, sql: str, query_id: int, *, timeout_s: float | None = None,
-            job_id: object = None) -> QueryResult:
+    def run(self, sql: str, *, timeout_s: float | None = None, label: str = "") -> QueryResult:
         """Guard, execute and summarise ``sql``; never raises for SQL problems.
 
         The whole call, waiting for an idle SQL process included, shares one time
         budget (``timeout_s`` if given, e.g. a job's remaining time, else the
         sandbox's); on expiry the query is interrupted and the result says so.
-        ``job_id`` only labels the log lines.
+        ``label`` only labels the log lines (the job is in every line already).
         """
         budget = self.timeout_s if timeout_s is None else float(timeout_s)
         started = time.perf_counter()
         deadline = time.monotonic() + budget
-        tag = f"job={job_id} query_id={query_id}"
+        tag = label or "query"
         text = sql.strip() if isinstance(sql, str) else repr(sql)
         try:
             process = self._acquire(deadline)
         except (RuntimeError, duckdb.Error) as exc:
-            return QueryResult.failed(query_id, text, str(exc), _ms_since(started))
+            return QueryResult.failed(text, str(exc), _ms_since(started))
         try:
             remaining = max(0.0, deadline - time.monotonic())
-            result = process.request(("run", sql, query_id, remaining, tag, budget),
+            result = process.request(("run", sql, remaining, tag, budget),
                                      timeout=remaining + KILL_GRACE_S)
         except _Overran:
             logger.warning("%s: the SQL process overran its budget and was killed", tag)
-            result = QueryResult.failed(query_id, text, timeout_message(budget),
-                                        _ms_since(started))
+            result = QueryResult.failed(text, timeout_message(budget), _ms_since(started))
         except _Died as died:
             logger.warning("%s: the SQL process ended: %s", tag, died)
             result = QueryResult.failed(
-                query_id, text, "the query was stopped: it needed more memory than the SQL "
+                text, "the query was stopped: it needed more memory than the SQL "
                 "sandbox allows; aggregate or filter more", _ms_since(started))
         except (RuntimeError, duckdb.Error) as exc:  # reported by the process, which goes on
             logger.warning("%s: the SQL process reported %s", tag, exc)
-            result = QueryResult.failed(query_id, text, str(exc), _ms_since(started))
+            result = QueryResult.failed(text, str(exc), _ms_since(started))
         finally:
             self._release(process)
         logger.info("%s rows=%s ms=%.1f%s", tag, result.total_rows, result.ms,

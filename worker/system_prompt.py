@@ -1,4 +1,4 @@
-"""The cached system prompt and the constant tool definition.
+"""The cached system prompt.
 
 Prompt caching is a byte-for-byte prefix match, so the system prompt carries the
 FULL schema (never a question-dependent subset) and the date as YYYY-MM-DD only
@@ -11,25 +11,6 @@ import datetime as dt
 from collections.abc import Sequence
 
 Schema = Sequence[tuple[str, Sequence[tuple[str, str]]]]
-
-EXECUTE_SQL_TOOL: dict = {
-    "name": "execute_sql",
-    "description": (
-        "Run ONE read-only DuckDB SELECT statement against the analytics database and get "
-        "the result as CSV. The first line is `query_id=<n> rows=<total> shown=<k>`. Results "
-        "over 25 rows show only the first 25 rows, followed by `summary over all <total> rows`: "
-        "count, total, min, max and avg of every numeric column computed over ALL rows. "
-        "Repeating an identical statement returns the earlier result. Errors come back as "
-        "`error: <message>`; fix the statement and try again."
-    ),
-    "input_schema": {
-        "type": "object",
-        "properties": {
-            "sql": {"type": "string", "description": "A single DuckDB SELECT statement."}
-        },
-        "required": ["sql"],
-    },
-}
 
 TEMPLATE = """\
 You are Sunrise, a careful data analyst. You answer questions about the DuckDB \
@@ -110,6 +91,8 @@ def fill_template(schema_section: str, today: dt.date) -> str:
     return TEMPLATE.replace("{schema}", schema_section).replace("{today}", today.isoformat())
 
 
-def system_blocks(prompt: str) -> list[dict]:
-    """The prompt as one system text block marked as an ephemeral cache breakpoint."""
-    return [{"type": "text", "text": prompt, "cache_control": {"type": "ephemeral"}}]
+def system_blocks(prompt: str, cache_control: dict | None = None) -> list[dict]:
+    """The prompt as one system text block marked as a cache breakpoint (``cache_control``,
+    by default the 5-minute ephemeral kind)."""
+    return [{"type": "text", "text": prompt,
+             "cache_control": cache_control or {"type": "ephemeral"}}]

@@ -29,10 +29,12 @@ function thinkingItem(d) {
   return node;
 }
 
-function sqlItem(d) {
+function toolItem(d) {
+  // A call of any tool; execute_sql is shown as "SQL", its input as the statement.
   const failed = Boolean(d.error);
+  const label = !d.tool || d.tool === "execute_sql" ? "SQL" : d.tool;
   const node = item("tool_call",
-    `SQL${d.query_id !== null && d.query_id !== undefined ? ` #${d.query_id}` : ""}`,
+    `${label}${d.query_id !== null && d.query_id !== undefined ? ` #${d.query_id}` : ""}`,
     failed ? chip("", "error", "bad") : chip("", `${fmtInt(d.rows)} rows`),
     d.cached ? chip("", "cached", "good") : chip("", "executed"),
     chip("", fmtMs(d.ms), "time"));
@@ -80,7 +82,7 @@ export class Progress {
     else if (type === "started") this.note("Started on a worker", "started");
     else if (type === "llm_call") this.list.append(llmItem(data));
     else if (type === "thinking") this.list.append(thinkingItem(data));
-    else if (type === "tool_call") this.list.append(sqlItem(data));
+    else if (type === "tool_call") this.list.append(toolItem(data));
   }
 
   finish(job) {

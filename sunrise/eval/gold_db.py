@@ -73,7 +73,7 @@ class EvalDatabase:
     def run(self, sql: str) -> QueryRun:
         """The whole result of ``sql``, or why there is none (an error, or more rows than
         ``ROW_LIMIT``)."""
-        result = self.sandbox.run(sql, 0)
+        result = self.sandbox.run(sql, label="gold")
         if result.is_error:
             return QueryRun(None, result.error)
         if result.total_rows > len(result.rows):

@@ -208,19 +208,20 @@ def test_every_bench_module_exposes_run(name):
 
 
 def test_naive_configuration_knobs_render_the_same_result_differently():
-    """The settings the token bench switches (tool_result_format / _max_rows) re-render a
-    result; the shipped values leave the sandbox's text untouched."""
-    from worker.tool_result import ColumnSummary, QueryResult, format_result, text_for_model
+    """The settings the token bench switches (tool_result_format / _max_rows) render a
+    result differently; the shipped values give the shipped text."""
+    from worker.query_result import ColumnSummary, QueryResult
+    from worker.tools.sql_result_text import format_result, result_text
 
     rows = [(f"c{i}", i) for i in range(30)]
     summary = [ColumnSummary("n", 30, 435, 0, 29, 14.5)]
     text = format_result(1, ["carrier", "n"], rows, 30, summary)
-    result = QueryResult(1, "SELECT ...", ["carrier", "n"], rows, 30, text, False, None, 1.0,
+    result = QueryResult("SELECT ...", ["carrier", "n"], rows, 30, False, None, 1.0,
                          ["VARCHAR", "BIGINT"], summary)
-    assert text_for_model(result) is text
-    every_csv = text_for_model(result, "csv", 0)
+    assert result_text(result, 1) == text
+    every_csv = result_text(result, 1, "csv", 0)
     assert every_csv.startswith("query_id=1 rows=30 shown=30") and "summary" not in every_csv
-    every_json = __import__("json").loads(text_for_model(result, "json", 0))
+    every_json = __import__("json").loads(result_text(result, 1, "json", 0))
     assert len(every_json["data"]) == 30 and "summary" not in every_json
-    cut_json = __import__("json").loads(text_for_model(result, "json", 25))
+    cut_json = __import__("json").loads(result_text(result, 1, "json", 25))
     assert len(cut_json["data"]) == 25 and cut_json["summary"][0]["total"] == 435

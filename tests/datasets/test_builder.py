@@ -18,6 +18,7 @@ import pytest
 from shared.config import PROJECT_ROOT
 from shared.errors import Conflict, MalformedSource, SourceTooLarge
 from tests.datasets.conftest import files_under, query
+from tests.utils.sql_text import run_shown
 from worker.datasets import FileSource, build_version, remove_stale_builds, version_path
 from worker.datasets import target as target_module
 from worker.sql_sandbox import SqlSandbox
@@ -68,9 +69,9 @@ def test_refresh_builds_a_new_version_while_the_old_one_keeps_serving(write, bui
     v1 = build(write("orders.csv", "id,amount\n1,10\n2,20\n"), version=1)
     sandbox = SqlSandbox(v1.path, timeout_s=5)
     try:
-        assert "30" in sandbox.run("SELECT sum(amount) AS total FROM orders", 1).text
+        assert "30" in run_shown(sandbox, "SELECT sum(amount) AS total FROM orders", 1).text
         v2 = build(write("orders.csv", "id,amount\n1,10\n2,20\n3,70\n"), version=2)
-        assert "30" in sandbox.run("SELECT sum(amount) AS total FROM orders", 2).text
+        assert "30" in run_shown(sandbox, "SELECT sum(amount) AS total FROM orders", 2).text
     finally:
         sandbox.close()
     assert query(v2.path, "SELECT sum(amount) FROM orders") == [(100,)]

@@ -165,10 +165,10 @@ def test_the_lookup_query_the_prompt_suggests_runs_in_the_sandbox(write, build):
     sql = suggested.replace("'<table>', '<table>'", "'orders', 'users'")
     sandbox = SqlSandbox(built.path)
     try:
-        result = sandbox.run(sql, 1)
+        result = sandbox.run(sql)
     finally:
         sandbox.close()
-    assert not result.is_error, result.text
+    assert not result.is_error, result.error
     assert result.rows == [("orders", "id", "BIGINT"), ("orders", "amount", "BIGINT"),
                            ("users", "id", "BIGINT"), ("users", "name", "VARCHAR")]
 

@@ -53,9 +53,9 @@ def test_system_prompt_holds_the_full_schema_and_only_the_date(runner, settings)
     import datetime as dt
     import re
 
-    prompt = runner.system_prompt()
-    columns = runner.sandbox.run(
-        "SELECT table_name, column_name FROM information_schema.columns", 99).rows
+    prompt = runner.data.system_prompt()
+    columns = runner.data.sandbox.run(
+        "SELECT table_name, column_name FROM information_schema.columns").rows
     assert len(columns) > 50
     for table, column in columns:
         assert re.search(rf"CREATE TABLE {table} \([^)]*\b{column}\b", prompt), (table, column)
@@ -68,20 +68,20 @@ def test_a_new_day_or_a_schema_change_changes_the_prompt(settings, tmp_path):
 
     import duckdb
 
-    from worker.runner import JobRunner
+    from worker.data_source import BuiltInDataset
     from worker.sql_sandbox import SqlSandbox
 
-    day1 = JobRunner(settings, today=lambda: dt.date(2026, 1, 1)).system_prompt()
-    day1_again = JobRunner(settings, today=lambda: dt.date(2026, 1, 1)).system_prompt()
-    day2 = JobRunner(settings, today=lambda: dt.date(2026, 1, 2)).system_prompt()
+    day1 = BuiltInDataset(settings, today=lambda: dt.date(2026, 1, 1)).system_prompt()
+    day1_again = BuiltInDataset(settings, today=lambda: dt.date(2026, 1, 1)).system_prompt()
+    day2 = BuiltInDataset(settings, today=lambda: dt.date(2026, 1, 2)).system_prompt()
     assert day1 == day1_again and day1 != day2
     other = tmp_path / "other.duckdb"
     with duckdb.connect(str(other)) as con:
         con.execute("CREATE TABLE sales (id INTEGER, amount DOUBLE)")
     sandbox = SqlSandbox(other)
     try:
-        changed = JobRunner(settings, sandbox=sandbox,
-                            today=lambda: dt.date(2026, 1, 1)).system_prompt()
+        changed = BuiltInDataset(settings, sandbox=sandbox,
+                                 today=lambda: dt.date(2026, 1, 1)).system_prompt()
     finally:
         sandbox.close()
     assert changed != day1 and "CREATE TABLE sales (id INTEGER, amount DOUBLE);" in changed
@@ -252,7 +252,7 @@ def test_charts_carry_real_rows_and_bad_charts_are_dropped(runner, settings, fak
     assert result["answer_text"] == "Bad  good {{chart:0}} also bad " or \
         ("{{chart:0}}" in result["answer_text"] and "{{chart:1}}" not in result["answer_text"])
     (chart,) = result["charts"]
-    expected = runner.sandbox.run(BY_CARRIER, 99).rows
+    expected = runner.data.sandbox.run(BY_CARRIER).rows
     assert [(r["carrier"], r["flights"]) for r in chart["data"]] == [tuple(r) for r in expected]
     assert chart["vega_lite"]["$schema"].endswith("/v5.json")
 

@@ -80,12 +80,12 @@ def test_figures_from_the_question_and_the_sql_are_supported(settings, fake_llm)
 
 
 def test_a_failing_check_never_costs_the_answer(settings, fake_llm, monkeypatch):
-    import worker.agent_loop
+    import worker.turn
 
     def broken(*_args):
         raise RuntimeError("a bug in the check")
 
-    monkeypatch.setattr(worker.agent_loop, "check_numbers", broken)
+    monkeypatch.setattr(worker.turn, "check_numbers", broken)
     job_id, _ = create_job(settings, f"How many flights did each carrier fly? {marker()}")
     assert JobRunner(settings).run(job_id) == "succeeded"
     result = job_view(settings, job_id)["result"]

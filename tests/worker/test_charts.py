@@ -16,10 +16,10 @@ MONTHLY = ("SELECT date_trunc('month', time_hour)::DATE AS month, origin, count(
 @pytest.fixture(scope="module")
 def results(flights_sandbox):
     return {
-        1: flights_sandbox.run(CARRIERS, 1),
-        2: flights_sandbox.run(MONTHLY, 2),
-        3: flights_sandbox.run("SELECT nope FROM flights", 3),
-        4: flights_sandbox.run("SELECT * FROM flights", 4),
+        1: flights_sandbox.run(CARRIERS),
+        2: flights_sandbox.run(MONTHLY),
+        3: flights_sandbox.run("SELECT nope FROM flights"),
+        4: flights_sandbox.run("SELECT * FROM flights"),
     }
 
 
@@ -156,7 +156,7 @@ def test_json_safe_values():
 
 
 def test_decimal_and_date_columns_from_a_real_table(tiny_sandbox):
-    result = tiny_sandbox.run("SELECT sold_on, amount, region FROM sales ORDER BY sold_on", 1)
+    result = tiny_sandbox.run("SELECT sold_on, amount, region FROM sales ORDER BY sold_on")
     bound = bind_charts([{"type": "area", "title": "Sales", "query_id": 1, "x": "sold_on",
                           "y": "amount", "series": "region"}], {1: result}, "{{chart:0}}")
     delivered = bound.charts[0]

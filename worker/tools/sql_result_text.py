@@ -1,4 +1,5 @@
-"""The text an ``execute_sql`` tool result carries back to the model.
+"""The text an ``execute_sql`` result carries back to the model, rendered from the data
+the SQL sandbox returned (``worker/query_result.py``).
 
 Format (CSV, one header row, never JSON -- it is re-sent on every later call)::
 
@@ -43,74 +44,16 @@ import datetime as dt
 import decimal
 import io
 import json
-import logging
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
-from shared.text_limits import ERROR_CHARS, clip
+from worker.query_result import MAX_CELL_CHARS, SHOWN_ROWS, ColumnSummary, QueryResult
 
-logger = logging.getLogger(__name__)
-
-SHOWN_ROWS = 25
-MAX_CELL_CHARS = 1000
-MAX_COLUMNS = 100
 # About 8,000 tokens: the header and rows of one result; the summary follows.
 TEXT_BUDGET_CHARS = 30_000
 MAX_TEXT_CHARS = 60_000
 SUMMARY_HEADER = ("column", "count", "total", "min", "max", "avg")
-
-
-class CutText(str):
-    """A cell's text, already cut to ``MAX_CELL_CHARS + 1`` characters by DuckDB (a
-    value too long to fetch whole); rendered like any text, with the ellipsis."""
-
-    __slots__ = ()
-
-
-@dataclass(frozen=True)
-class ColumnSummary:
-    """Statistics of one numeric-looking column over the whole result."""
-
-    column: str
-    count: int
-    total: Any
-    min: Any
-    max: Any
-    avg: Any
-
-
-@dataclass(frozen=True)
-class QueryResult:
-    """One executed (or refused) query: the tool-result ``text`` plus chart data.
-
-    ``rows`` holds at most the ``SqlSandbox``'s ``chart_row_limit`` rows; ``total_rows``
-    is the size of the whole result. ``types`` (DuckDB type names, parallel to
-    ``columns``) is an addition to the contract for consumers that need it.
-    """
-
-    query_id: int
-    sql: str
-    columns: list[str]
-    rows: list[tuple]
-    total_rows: int
-    text: str
-    is_error: bool
-    error: str | None
-    ms: float
-    types: list[str] = field(default_factory=list)
-    # The whole-result summary behind ``text``, kept so the result can be re-rendered.
-    summary: list[ColumnSummary] | None = None
-    # How many columns the result had; ``columns`` holds at most MAX_COLUMNS of them.
-    total_columns: int = 0
-
-    @classmethod
-    def failed(cls, query_id: int, sql: str, message: str, ms: float) -> QueryResult:
-        """Build the error result whose text is ``error: <message>``, the message cut to
-        ``ERROR_CHARS`` (its head says what went wrong; a query can make it any size)."""
-        message = clip(message, ERROR_CHARS)
-        return cls(query_id, sql, [], [], 0, format_error(message), True, message, ms)
 
 
 def format_error(message: str) -> str:
@@ -180,19 +123,20 @@ def format_result(
     return rendered
 
 
-def text_for_model(result: QueryResult, fmt: str = "csv", max_rows: int = SHOWN_ROWS) -> str:
-    """The tool-result text under a configuration: ``result.text`` as shipped (CSV, 25
-    rows); otherwise re-rendered from the kept rows and summary. JSON rows (records
-    with raw values) and other row counts exist so benchmarks can price the naive way.
+def result_text(result: QueryResult, query_id: int, fmt: str = "csv",
+                max_rows: int = SHOWN_ROWS) -> str:
+    """The tool-result text of ``result`` under ``query_id``: as shipped, CSV with 25
+    rows (``format_result``) or ``error: <message>``. JSON rows (records with raw values)
+    and other row counts exist so benchmarks can price the naive way.
     """
-    if result.is_error or (fmt == "csv" and max_rows == SHOWN_ROWS):
-        return result.text
+    if result.is_error:
+        return format_error(result.error or "")
     if fmt == "csv":
-        return format_result(result.query_id, result.columns, result.rows, result.total_rows,
+        return format_result(query_id, result.columns, result.rows, result.total_rows,
                              result.summary, max_rows, total_columns=result.total_columns)
     shown = result.rows[:max_rows] if max_rows else result.rows
     payload: dict[str, Any] = {
-        "query_id": result.query_id, "rows": result.total_rows, "shown": len(shown),
+        "query_id": query_id, "rows": result.total_rows, "shown": len(shown),
         "data": [dict(zip(result.columns, row, strict=False)) for row in shown]}
     if result.total_rows > len(shown):
         payload["summary"] = [vars(item) for item in result.summary or []]

@@ -6,14 +6,9 @@ import decimal
 import duckdb
 import pytest
 
+from worker.query_result import MAX_CELL_CHARS, ColumnSummary
 from worker.result_sql import read_summary, summary_candidates, summary_sql
-from worker.tool_result import (
-    MAX_CELL_CHARS,
-    ColumnSummary,
-    format_error,
-    format_result,
-    format_value,
-)
+from worker.tools.sql_result_text import format_error, format_result, format_value
 
 
 def test_small_result_lists_every_row_and_no_summary():

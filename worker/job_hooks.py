@@ -1,0 +1,55 @@
+"""What a job's turn reports, persisted and published: the ``LoopHooks`` of a real job.
+
+Every model call and tool call is stored (``llm_calls``, ``tool_calls``) and becomes an
+event on the job's stream; thinking summaries and the answer as it is written are
+events only (thinking is never stored). Metrics count calls when a registry is given.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from shared.events import EventSink
+from shared.logging_setup import set_log_field
+from shared.usage_figures import CALL_FIELDS, CallUsage, usage_view
+from worker.job_store import ClaimedJob, JobStore
+from worker.tools import ToolRun
+
+
+class JobHooks:
+    def __init__(self, job: ClaimedJob, store: JobStore, events: EventSink, metrics: Any):
+        self.job = job
+        self.store = store
+        self.events = events
+        self.metrics = metrics
+
+    def on_llm_call(self, round_no: int, usage: CallUsage, stop_reason: str | None,
+                    ms: int) -> None:
+        set_log_field("round", round_no)
+        self.store.record_llm_call(self.job, round_no, usage.as_dict(), stop_reason, ms)
+        self.events.publish(self.job.id, "llm_call", {
+            "round": round_no, **usage_view(usage, CALL_FIELDS), "stop_reason": stop_reason,
+            "ms": ms})
+        if self.metrics is not None:
+            self.metrics.llm_call(self.job.model, usage)
+
+    def on_llm_retry(self, round_no: int, error_type: str) -> None:
+        if self.metrics is not None:
+            self.metrics.llm_retry(self.job.model, error_type)
+
+    def on_thinking(self, round_no: int, text: str) -> None:
+        # Summary text only, as the API returned it; thinking is never stored.
+        self.events.publish(self.job.id, "thinking", {"round": round_no, "text": text})
+
+    def on_tool_call(self, round_no: int, run: ToolRun) -> None:
+        set_log_field("round", round_no)
+        self.store.record_tool_call(self.job, round_no, run)
+        self.events.publish(self.job.id, "tool_call", {
+            "round": round_no, "tool": run.tool, "query_id": run.query_id,
+            "sql": run.input_text, "rows": run.rows, "cached": run.cached,
+            "ms": round(run.ms, 1), "error": run.error})
+
+    def on_answer_delta(self, text: str) -> None:
+        self.events.publish(self.job.id, "answer_delta", {"text": text})
+
+    def cancel_requested(self) -> bool:
+        return self.store.cancel_requested(self.job.id)
