@@ -10,7 +10,7 @@ from shared.config import Settings, get_settings
 
 def create_app(overrides: dict[str, Any] | None = None, *, settings: Settings | None = None) -> Flask:
     """Build the API. ``overrides`` are Settings fields that win over the environment."""
-    from api import console, context, problems
+    from api import console, problems, resources
     from api.routes import batches, conversations, health, jobs, metrics, usage
     from api.spec import spec
 
@@ -19,7 +19,7 @@ def create_app(overrides: dict[str, Any] | None = None, *, settings: Settings | 
     app = Flask(__name__)
     app.config["MAX_CONTENT_LENGTH"] = settings.max_body_bytes
     app.json.sort_keys = False
-    context.init_app(app, settings)
+    resources.init_app(app, settings)
     problems.init_app(app)
     for module in (health, jobs, conversations, batches, usage, console):
         app.register_blueprint(module.bp)

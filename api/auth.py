@@ -6,8 +6,8 @@ from typing import TypeVar
 
 from flask import current_app, g, request
 
-from api.context import services
-from shared.errors import Unauthorized
+from api.resources import resources
+from shared.errors import InvalidKey, Unauthorized
 from shared.keys import get_or_create_tenant, tenant_id_for_key
 
 DEFAULT_TENANT = "default"
@@ -29,9 +29,9 @@ def authenticate() -> None:
     views marked ``accepts_query_token`` only: a key in a URL ends up in logs and
     histories, which is acceptable for a read-only link and not for a change.
     """
-    svc = services()
-    if svc.settings.auth == "disabled":
-        with svc.session() as s:
+    res = resources()
+    if res.settings.auth == "disabled":
+        with res.session() as s:
             g.tenant_id = get_or_create_tenant(s, DEFAULT_TENANT).id
         return
     header = request.headers.get("Authorization", "")
@@ -40,16 +40,14 @@ def authenticate() -> None:
         if not _accepts_query_token():
             raise Unauthorized("?access_token= is accepted only on GET of event streams and "
                                "report links; send your API key as 'Authorization: Bearer "
-                               "<key>'.", headers={"WWW-Authenticate": 'Bearer realm="sunrise"'})
+                               "<key>'.")
         scheme, key = "bearer", request.args["access_token"]
     if scheme.lower() != "bearer" or not key.strip():
-        raise Unauthorized("Send your API key as 'Authorization: Bearer <key>'.",
-                           headers={"WWW-Authenticate": 'Bearer realm="sunrise"'})
-    with svc.session() as s:
+        raise Unauthorized("Send your API key as 'Authorization: Bearer <key>'.")
+    with res.session() as s:
         tenant_id = tenant_id_for_key(s, key.strip())
     if tenant_id is None:
-        raise Unauthorized("The API key is unknown or revoked.",
-                           headers={"WWW-Authenticate": 'Bearer error="invalid_token"'})
+        raise InvalidKey("The API key is unknown or revoked.")
     g.tenant_id = tenant_id
 
 

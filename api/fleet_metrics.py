@@ -18,8 +18,9 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import SQLAlchemyError
 
 from api.sse_subscribers import count_subscribers
+from shared.celery_factory import CHAT_QUEUE, REPORTS_QUEUE
+from shared.job_state import ACTIVE
 from shared.models import Job, utcnow
-from shared.queue import CHAT_QUEUE, REPORTS_QUEUE
 
 logger = logging.getLogger(__name__)
 
@@ -27,7 +28,6 @@ logger = logging.getLogger(__name__)
 KOMBU_PRIORITY_SEP = "\x06\x16"
 KOMBU_PRIORITY_STEPS = (3, 6, 9)
 KOMBU_UNACKED_KEY = "unacked"
-ACTIVE_STATUSES = ("queued", "running")
 
 
 def queue_keys(queue: str) -> list[str]:
@@ -36,7 +36,7 @@ def queue_keys(queue: str) -> list[str]:
 
 
 class FleetCollector(Collector):
-    """A prometheus-client collector over a ``Services``-like object (``redis``, ``sessions``)."""
+    """A prometheus-client collector over a ``Resources``-like object (``redis``, ``sessions``)."""
 
     def __init__(self, services, queues: Iterable[str] = (CHAT_QUEUE, REPORTS_QUEUE)):
         self.services = services
@@ -84,12 +84,12 @@ class FleetCollector(Collector):
     def _database_families(self) -> list[GaugeMetricFamily]:
         with self.services.sessions() as s:
             counts = dict(s.execute(
-                select(Job.status, func.count()).where(Job.status.in_(ACTIVE_STATUSES))
+                select(Job.status, func.count()).where(Job.status.in_(ACTIVE))
                 .group_by(Job.status)).all())
             oldest = s.scalar(select(func.min(Job.created_at)).where(Job.status == "queued"))
         jobs = GaugeMetricFamily("sunrise_jobs", "Jobs queued or running right now.",
                                  labels=["status"])
-        for status in ACTIVE_STATUSES:
+        for status in ACTIVE:
             jobs.add_metric([status], counts.get(status, 0))
         age = (utcnow() - oldest).total_seconds() if oldest is not None else 0.0
         oldest_age = GaugeMetricFamily(

@@ -23,7 +23,7 @@ from typing import TypeVar
 
 from flask import current_app, g, request
 
-from api.context import Services, services
+from api.resources import Resources, resources
 from shared.errors import RateLimited
 
 logger = logging.getLogger(__name__)
@@ -45,22 +45,22 @@ def limit_requests() -> None:
     view's fixed question cost, if it has one)."""
     view = current_app.view_functions.get(request.endpoint or "")
     questions = getattr(view, "question_cost", 0)
-    _take(services(), g.tenant_id, {"requests": 1, **({"questions": questions} if questions
+    _take(resources(), g.tenant_id, {"requests": 1, **({"questions": questions} if questions
                                                       else {})})
 
 
-def check_questions(svc: Services, tenant_id: int, questions: int) -> None:
+def check_questions(res: Resources, tenant_id: int, questions: int) -> None:
     """Count ``questions`` question units; raise RateLimited (429) past the budget."""
-    _take(svc, tenant_id, {"questions": questions})
+    _take(res, tenant_id, {"questions": questions})
 
 
-def _take(svc: Services, tenant_id: int, costs: dict[str, int]) -> None:
-    limits = {"requests": svc.settings.rate_limit_per_minute,
-              "questions": svc.settings.question_limit_per_minute}
+def _take(res: Resources, tenant_id: int, costs: dict[str, int]) -> None:
+    limits = {"requests": res.settings.rate_limit_per_minute,
+              "questions": res.settings.question_limit_per_minute}
     window = int(time.time() // 60)
     keys = {budget: f"sunrise:rate:{budget}:{tenant_id}:{window}" for budget in costs}
     try:
-        pipe = svc.redis.pipeline(transaction=False)
+        pipe = res.redis.pipeline(transaction=False)
         for budget, cost in costs.items():
             pipe.incrby(keys[budget], cost)
             pipe.expire(keys[budget], 120)
@@ -71,7 +71,7 @@ def _take(svc: Services, tenant_id: int, costs: dict[str, int]) -> None:
                 if used[b] > limits[b] and (used[b] != cost or limits[b] == 0)]
         if not over:
             return
-        refund = svc.redis.pipeline(transaction=False)
+        refund = res.redis.pipeline(transaction=False)
         for budget, cost in costs.items():  # refused: none of it happened
             refund.decrby(keys[budget], cost)
         refund.execute()
@@ -82,4 +82,4 @@ def _take(svc: Services, tenant_id: int, costs: dict[str, int]) -> None:
     retry_after = max(1, 60 - int(time.time()) % 60)
     raise RateLimited(f"Rate limit of {limits[budget]} {budget} a minute exceeded (this one "
                       f"would take {used[budget]}); retry in {retry_after} s.",
-                      headers={"Retry-After": str(retry_after)})
+                      retry_after=retry_after)

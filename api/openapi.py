@@ -1,7 +1,7 @@
 """OpenAPI 3.2 generated from the same pydantic models that validate requests.
 
 3.2, for its ``itemSchema``: each event of a ``text/event-stream`` response is
-described (``api/event_schemas.py``) rather than the stream being "a string".
+described (``api/schemas/events.py``) rather than the stream being "a string".
 """
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from typing import Any
 from flask import Blueprint, jsonify
 from pydantic import BaseModel
 
-from api.event_schemas import EventStream
-from api.schemas import Problem
+from api.schemas.common import Problem
+from api.schemas.events import EventStream
 from shared.events import STREAM_ID_PATTERN
 
 

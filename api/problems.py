@@ -7,11 +7,50 @@ from flask import Flask, Response, json, request
 from pydantic import ValidationError
 from werkzeug.exceptions import HTTPException
 
-from shared.errors import SunriseError
+from shared.errors import (
+    BadRequest,
+    Conflict,
+    ImportFailed,
+    InvalidKey,
+    NotFound,
+    PayloadTooLarge,
+    RateLimited,
+    ServiceUnavailable,
+    SourceTooLarge,
+    SunriseError,
+    Unauthorized,
+    UnsupportedSource,
+    ValidationFailed,
+)
 
 logger = logging.getLogger(__name__)
 
 PROBLEM_TYPE = "https://sunrise.dev/problems/"
+# The HTTP status of each kind of domain error (the most specific class listed wins);
+# anything else is a 500.
+HTTP_STATUS: dict[type[SunriseError], int] = {
+    BadRequest: 400, Unauthorized: 401, NotFound: 404, Conflict: 409, PayloadTooLarge: 413,
+    ValidationFailed: 422, RateLimited: 429, ServiceUnavailable: 503,
+    ImportFailed: 422, UnsupportedSource: 415, SourceTooLarge: 413,
+}
+# How a 401 says which credentials to send (RFC 6750).
+CHALLENGES: dict[type[SunriseError], str] = {
+    InvalidKey: 'Bearer error="invalid_token"', Unauthorized: 'Bearer realm="sunrise"'}
+
+
+def http_status(exc: SunriseError) -> int:
+    return next((HTTP_STATUS[kind] for kind in type(exc).__mro__ if kind in HTTP_STATUS), 500)
+
+
+def _headers(exc: SunriseError) -> dict[str, str]:
+    headers = {}
+    if exc.retry_after is not None:
+        headers["Retry-After"] = str(exc.retry_after)
+    challenge = next((CHALLENGES[kind] for kind in type(exc).__mro__ if kind in CHALLENGES),
+                     None)
+    if challenge is not None:
+        headers["WWW-Authenticate"] = challenge
+    return headers
 
 
 def problem_body(status: int, title: str, detail: str, *, code: str = "error",
@@ -35,8 +74,8 @@ def problem(status: int, title: str, detail: str, *, code: str = "error",
 def init_app(app: Flask) -> None:
     @app.errorhandler(SunriseError)
     def _domain(exc: SunriseError):
-        return problem(exc.status, exc.title, exc.detail, code=exc.code, headers=exc.headers,
-                       **exc.extra)
+        return problem(http_status(exc), exc.title, exc.detail, code=exc.code,
+                       headers=_headers(exc), **exc.extra)
 
     @app.errorhandler(ValidationError)
     def _validation(exc: ValidationError):

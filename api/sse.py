@@ -11,8 +11,11 @@ import time
 from collections.abc import Callable, Iterator
 
 import redis
+from flask import Response, request
 
 from api.event_hub import EventHub, HubUnavailable
+from api.request_parsing import parse_query
+from api.schemas.common import EventsQuery
 from shared.errors import BadRequest
 from shared.events import Event, EventLog, check_stream_id, id_order
 
@@ -35,6 +38,17 @@ def resume_point(header: str | None, query: str | None) -> str:
         return check_stream_id(value)
     except ValueError:
         raise BadRequest(f"Last-Event-ID {value[:60]!r} is not an event id this API sent.") from None
+
+
+def events_response(frames_after: Callable[[str], Iterator[str] | None]) -> Response:
+    """An events endpoint's answer: ``frames_after(resume point)`` as a stream, or 204
+    (which stops EventSource reconnecting) when it is None: the client has the end."""
+    query = parse_query(EventsQuery)
+    frames = frames_after(resume_point(request.headers.get("Last-Event-ID"),
+                                       query.last_event_id))
+    if frames is None:
+        return Response(status=204)
+    return Response(frames, mimetype="text/event-stream", headers=SSE_HEADERS)
 
 
 def already_delivered(log: EventLog, object_id: str, after: str) -> bool:
@@ -101,6 +115,7 @@ def event_stream(
     hub: EventHub | None = None,
     on_open: Callable[[], None] = lambda: None,
     on_close: Callable[[], None] = lambda: None,
+    present: Callable[[str, dict], dict] = lambda event, data: data,
 ) -> Iterator[str]:
     """Yield SSE frames after stream id ``after`` until the terminal event, then stop.
 
@@ -113,7 +128,8 @@ def event_stream(
     itself — the log's SET NX guard still lets only one through — so that it arrives
     with an id like any other. If even that cannot reach the stream (Redis trouble),
     the database's version is sent without an id. Gives up after ``max_s``; the client
-    resumes with Last-Event-ID.
+    resumes with Last-Event-ID. ``present(event, data)`` is each event's data as sent
+    (the API adds the links the worker's events do not carry).
     """
     recheck_s = heartbeat_s if recheck_s is None else recheck_s
     on_open()
@@ -135,7 +151,7 @@ def event_stream(
             except (HubUnavailable, redis.RedisError):
                 events = []  # the hub resumes from where this stream stands
             for ev in events:
-                yield format_event(ev.id, ev.event, ev.data)
+                yield format_event(ev.id, ev.event, present(ev.event, ev.data))
                 if ev.is_terminal:
                     return
             if events:

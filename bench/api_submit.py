@@ -19,12 +19,13 @@ import logging
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from urllib.parse import urlsplit
 
 from bench.figures import CpuMeter, percentile, result, row
 from bench.profiling import Recording
 from bench.stack import Stack
-from shared.queue import make_celery
+from shared.celery_factory import make_celery
 
 logger = logging.getLogger(__name__)
 
@@ -118,23 +119,14 @@ class _Submitter:
 def _closed_loop(base_url: str, keys: list[str], seconds: float) -> int:
     """CLIENTS threads submitting back to back for ``seconds``; returns how many were accepted."""
     counts = [0] * CLIENTS
-    errors: list[BaseException] = []
     stop_at = time.perf_counter() + seconds
 
-    def client(i: int) -> None:
-        submitter = _Submitter(base_url, keys, i * 1_000_000)
-        try:
-            while time.perf_counter() < stop_at:
-                submitter.post()
-                counts[i] += 1
-        except BaseException as exc:
-            errors.append(exc)
-        finally:
-            submitter.conn.close()
+    def client(i: int, submitter: _Submitter) -> None:
+        while time.perf_counter() < stop_at:
+            submitter.post()
+            counts[i] += 1
 
-    _run_threads(client, CLIENTS)
-    if errors:
-        raise errors[0]
+    _with_submitters(base_url, keys, CLIENTS, 0, client)
     return sum(counts)
 
 
@@ -142,42 +134,48 @@ def _open_loop(base_url: str, keys: list[str], rate: float, seconds: float) -> l
     """Requests scheduled every 1/rate s; latency (ms) of each from its scheduled time."""
     total = max(1, int(rate * seconds))
     latencies: list[float] = []
-    errors: list[BaseException] = []
     lock = threading.Lock()
     next_slot = [0]
     start = time.perf_counter() + 0.05
-    threads = CLIENTS * 2
+
+    def client(_i: int, submitter: _Submitter) -> None:
+        while True:
+            with lock:
+                slot = next_slot[0]
+                next_slot[0] += 1
+            if slot >= total:
+                return
+            due = start + slot / rate
+            if (wait := due - time.perf_counter()) > 0:
+                time.sleep(wait)
+            submitter.post()
+            latency = (time.perf_counter() - due) * 1000
+            with lock:
+                latencies.append(latency)
+
+    _with_submitters(base_url, keys, CLIENTS * 2, 100, client)
+    return latencies
+
+
+def _with_submitters(base_url: str, keys: list[str], count: int, first: int,
+                     work: Callable[[int, _Submitter], None]) -> None:
+    """``work(i, submitter)`` on ``count`` threads, each with a connection of its own (tenant
+    numbering from ``first``); raises the first error any of them met."""
+    errors: list[BaseException] = []
 
     def client(i: int) -> None:
-        submitter = _Submitter(base_url, keys, (i + 100) * 1_000_000)
+        submitter = _Submitter(base_url, keys, (first + i) * 1_000_000)
         try:
-            while True:
-                with lock:
-                    slot = next_slot[0]
-                    next_slot[0] += 1
-                if slot >= total:
-                    return
-                due = start + slot / rate
-                if (wait := due - time.perf_counter()) > 0:
-                    time.sleep(wait)
-                submitter.post()
-                latency = (time.perf_counter() - due) * 1000
-                with lock:
-                    latencies.append(latency)
+            work(i, submitter)
         except BaseException as exc:
             errors.append(exc)
         finally:
             submitter.conn.close()
 
-    _run_threads(client, threads)
-    if errors:
-        raise errors[0]
-    return latencies
-
-
-def _run_threads(target, count: int) -> None:
-    threads = [threading.Thread(target=target, args=(i,), daemon=True) for i in range(count)]
+    threads = [threading.Thread(target=client, args=(i,), daemon=True) for i in range(count)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join(120)
+    if errors:
+        raise errors[0]

@@ -27,13 +27,13 @@ import time
 
 from bench.figures import percentile, result, row
 from bench.stack import Stack
+from shared.celery_factory import make_celery
 from shared.db import session_factory, session_scope
 from shared.enqueue import enqueue_jobs
 from shared.events import EventLog
 from shared.job_state import create_job
 from shared.job_view import job_to_dict
 from shared.keys import tenant_for_key
-from shared.queue import make_celery
 from sunrise.client import TERMINAL, SunriseClient
 
 QUESTION = "How many flights did each carrier fly?"

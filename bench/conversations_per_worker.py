@@ -17,11 +17,11 @@ import time
 from bench.figures import CpuMeter, result, row
 from bench.profiling import Recording
 from bench.stack import Stack
+from shared.celery_factory import make_celery
 from shared.db import session_factory, session_scope
 from shared.enqueue import enqueue_jobs
 from shared.job_state import create_job
 from shared.keys import get_or_create_tenant
-from shared.queue import make_celery
 
 logger = logging.getLogger(__name__)
 

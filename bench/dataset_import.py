@@ -186,7 +186,7 @@ def _types(path: Path) -> dict[str, str]:
 
 
 def _prompt_size(count: int, budget: int) -> dict:
-    from sunrise.fake_llm.usage import text_tokens
+    from sunrise.fake_llm.token_estimate import text_tokens
     from worker.dataset_prompt import build_dataset_prompt
     from worker.datasets import Annotations, ColumnProfile, TableProfile, TopValue
     from worker.history import estimate_tokens

@@ -21,10 +21,10 @@ from bench.figures import CpuMeter, result, row
 from bench.noop_worker import DONE_KEY, NOOP_TASK
 from bench.profiling import Recording
 from bench.stack import Stack
+from shared.celery_factory import make_celery
 from shared.config import Settings
 from shared.db import session_scope
 from shared.models import Job
-from shared.queue import make_celery
 
 logger = logging.getLogger(__name__)
 

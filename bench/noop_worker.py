@@ -1,5 +1,5 @@
 """The baseline of the engine-overhead figure: bare Celery with Sunrise's own Celery
-configuration (``shared.queue.make_celery``: threads pool, late acks, JSON) and one task
+configuration (``shared.celery_factory.make_celery``: threads pool, late acks, JSON) and one task
 that does nothing but count itself done (one Redis INCR, so the bench can see it end).
 
 ``celery -A bench.noop_worker worker --pool threads ...`` finds ``app`` through the
@@ -11,8 +11,8 @@ import functools
 
 from celery import Celery
 
+from shared.celery_factory import make_celery
 from shared.config import get_settings
-from shared.queue import make_celery
 from shared.redis_client import redis_for
 
 NOOP_TASK = "bench.noop"

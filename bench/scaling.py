@@ -30,9 +30,9 @@ from sqlalchemy import func, select
 from bench.figures import percentile, result, row, self_cpu_seconds
 from bench.stack import Stack, _stat, cpu_of_command, free_port, submit
 from bench.worker_fleet import WorkerProcess
+from shared.celery_factory import CHAT_QUEUE, make_celery
 from shared.db import session_scope
 from shared.models import Job, LlmCall, Message
-from shared.queue import CHAT_QUEUE, make_celery
 
 QUESTION = "How many flights did each carrier fly?"
 LLM_LATENCY_MS = 500

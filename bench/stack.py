@@ -31,10 +31,10 @@ from pathlib import Path
 import httpx
 import redis
 
+from bench.scratch_mariadb import create_database, drop_database
 from bench.worker_fleet import lease_redis_db, settings_env
+from shared.celery_factory import make_celery
 from shared.config import PROJECT_ROOT, VAR_DIR, Settings
-from shared.queue import make_celery
-from tests.utils.mariadb import create_database, drop_database
 
 logger = logging.getLogger(__name__)
 

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import redis
 
+from shared.celery_factory import make_celery
 from shared.config import PROJECT_ROOT, Settings
-from shared.queue import make_celery
 
 REDIS_LEASE_PREFIX = "sunrise:test-db-lease:"
 

@@ -11,9 +11,9 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
 
 from shared import job_state
+from shared.celery_factory import CHAT_QUEUE, RUN_JOB
 from shared.events import EventSink
 from shared.models import utcnow
-from shared.queue import CHAT_QUEUE, RUN_JOB
 from shared.redis_client import redis_gate
 
 logger = logging.getLogger(__name__)
@@ -55,7 +55,9 @@ def enqueue_jobs(celery: Celery, sessions: sessionmaker[Session], job_ids: list[
         gate.check()
         with celery.producer_or_acquire() as producer:
             for job_id in job_ids:
-                celery.send_task(RUN_JOB, args=[job_id], queue=queue, producer=producer)
+                # The job id as the task id: `celery inspect` and Flower show job ids.
+                celery.send_task(RUN_JOB, args=[job_id], task_id=job_id, queue=queue,
+                                 producer=producer)
                 sent.append(job_id)
     except Exception as exc:  # broker down or hung: the reaper will pick the rest up
         if not gate.is_open():

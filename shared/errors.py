@@ -1,53 +1,65 @@
-"""Domain errors. The API maps them to problem+json in one place (api/problems.py);
-the worker records ``code`` on the job row."""
+"""Domain errors: what went wrong, in words and a stable ``code``, never how a protocol
+says it. The API answers each kind with its HTTP status in one place
+(``api/problems.py``); the worker records a job's ``code`` on the job row."""
 from __future__ import annotations
 
 
 class SunriseError(Exception):
-    """Base of every domain error: a stable machine ``code`` and an HTTP ``status``."""
+    """Base of every domain error: a stable machine ``code``, a ``title`` and a ``detail``
+    for people. ``retry_after`` (seconds) says when trying again makes sense; ``extra``
+    are facts a client can act on (they become fields of the problem document)."""
 
     code = "internal_error"
-    status = 500
     title = "Internal error"
 
-    def __init__(self, detail: str = "", *, headers: dict[str, str] | None = None, **extra):
+    def __init__(self, detail: str = "", *, retry_after: int | None = None, **extra):
         super().__init__(detail or self.title)
         self.detail = detail or self.title
-        self.headers = headers or {}
+        self.retry_after = retry_after
         self.extra = extra
 
 
+# -- a request that cannot be done as asked -------------------------------------------
+
 class BadRequest(SunriseError):
-    code, status, title = "bad_request", 400, "Bad request"
+    code, title = "bad_request", "Bad request"
 
 
 class Unauthorized(SunriseError):
-    code, status, title = "unauthorized", 401, "Unauthorized"
+    """No usable credentials were sent."""
+
+    code, title = "unauthorized", "Unauthorized"
+
+
+class InvalidKey(Unauthorized):
+    """An API key was sent, but it is unknown or revoked."""
 
 
 class NotFound(SunriseError):
-    code, status, title = "not_found", 404, "Not found"
+    code, title = "not_found", "Not found"
 
 
 class Conflict(SunriseError):
-    code, status, title = "conflict", 409, "Conflict"
+    code, title = "conflict", "Conflict"
 
 
 class PayloadTooLarge(SunriseError):
-    code, status, title = "payload_too_large", 413, "Payload too large"
+    code, title = "payload_too_large", "Payload too large"
 
 
 class ValidationFailed(SunriseError):
-    code, status, title = "validation_failed", 422, "Validation failed"
+    code, title = "validation_failed", "Validation failed"
 
 
 class RateLimited(SunriseError):
-    code, status, title = "rate_limited", 429, "Too many requests"
+    code, title = "rate_limited", "Too many requests"
 
 
 class ServiceUnavailable(SunriseError):
-    code, status, title = "service_unavailable", 503, "Service unavailable"
+    code, title = "service_unavailable", "Service unavailable"
 
+
+# -- what ends a job ---------------------------------------------------------------------
 
 class JobFailure(SunriseError):
     """A job ends ``failed`` with this ``code``; the message is meant for humans."""
@@ -61,6 +73,8 @@ class JobCancelled(Exception):
     """Raised inside the loop at a round boundary when a cancel was requested."""
 
 
+# -- a dataset import ----------------------------------------------------------------------
+
 class ImportFailed(SunriseError):
     """A dataset import could not be done; nothing was changed.
 
@@ -69,7 +83,7 @@ class ImportFailed(SunriseError):
     ``table``) so the problem+json body carries them as fields.
     """
 
-    code, status, title = "import_failed", 422, "Import failed"
+    code, title = "import_failed", "Import failed"
 
 
 class EmptySource(ImportFailed):
@@ -81,7 +95,7 @@ class MalformedSource(ImportFailed):
 
 
 class UnsupportedSource(ImportFailed):
-    code, status, title = "unsupported_source", 415, "Unsupported source"
+    code, title = "unsupported_source", "Unsupported source"
 
 
 class SourceUnreachable(ImportFailed):
@@ -93,4 +107,4 @@ class MissingTables(ImportFailed):
 
 
 class SourceTooLarge(ImportFailed):
-    code, status, title = "source_too_large", 413, "Source too large"
+    code, title = "source_too_large", "Source too large"

@@ -1,27 +1,15 @@
-"""The public JSON shape of a job, shared by the API responses and the terminal event."""
+"""The public JSON shape of a job, shared by the API responses and the terminal event
+(the API adds its links, ``api/links.py``)."""
 from __future__ import annotations
 
-import datetime as dt
 from typing import Any
 
-from shared.models import Job
+from shared.models import Job, iso
 from shared.usage_figures import usage_view
 
 
-def iso(value: dt.datetime | None) -> str | None:
-    return value.replace(tzinfo=dt.UTC).isoformat().replace("+00:00", "Z") if value else None
-
-
-def job_links(job_id: str) -> dict[str, str]:
-    return {
-        "self": f"/v1/jobs/{job_id}",
-        "events": f"/v1/jobs/{job_id}/events",
-        "cancel": f"/v1/jobs/{job_id}/cancel",
-    }
-
-
 def job_to_dict(job: Job) -> dict[str, Any]:
-    """The job as the API returns it: status, result, usage, error and timestamps."""
+    """The job as clients see it: status, result, usage, error and timestamps."""
     result = None
     if job.answer_text is not None:
         result = {
@@ -48,5 +36,4 @@ def job_to_dict(job: Job) -> dict[str, Any]:
         "created_at": iso(job.created_at),
         "started_at": iso(job.started_at),
         "finished_at": iso(job.finished_at),
-        "links": job_links(job.id),
     }

@@ -44,6 +44,11 @@ def utcnow() -> dt.datetime:
     return dt.datetime.now(dt.UTC).replace(tzinfo=None)
 
 
+def iso(value: dt.datetime | None) -> str | None:
+    """A stored timestamp as clients see it: ISO 8601 in UTC, ``Z``-suffixed."""
+    return value.replace(tzinfo=dt.UTC).isoformat().replace("+00:00", "Z") if value else None
+
+
 # Ids are lower-case UUIDs (new_id). They are compared as exact tokens: the database's
 # case-insensitive collation would otherwise find a job under other spellings of its id.
 ID_PATTERN = r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"

@@ -19,10 +19,11 @@ import yaml
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from shared.reports import FORMATS
 from shared.reports.formatting import fmt_usd
 from sunrise.client import ApiError
+from sunrise.run_options import run_options
 
-FORMATS = ("html", "md", "json", "csv")
 POLL_S = 0.5
 
 
@@ -96,19 +97,14 @@ class ProgressBar:
 @click.argument("questions_file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True,
               help="Where to write the report.")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
+@click.option("--format", "fmt", type=click.Choice(list(FORMATS)), default=None,
               help="Report format; default: the output file's extension, else html.")
 @click.option("--title", default=None, help="Report title (overrides the file's).")
 @click.option("--mode", type=click.Choice(["standard", "economy"]), default=None,
               help="economy: Message Batches API, half the price, slower.")
 @click.option("--conversation", type=click.Choice(["separate", "shared"]), default=None,
               help="shared: one conversation, questions asked in order.")
-@click.option("--local", is_flag=True, help="Run in this process instead of through the API.")
-@click.option("--offline", is_flag=True, help="With --local: answer with Sunrise's offline "
-              "model (a test double, not Claude), started here.")
-@click.option("--api", "api_url", default="http://127.0.0.1:8000", show_default=True)
-@click.option("--key", "api_key", default=None, help="API key (Bearer).")
-@click.option("--timeout", default=6 * 3600.0, show_default=True, help="Give up after seconds.")
+@run_options
 def report(questions_file: Path, output: Path, fmt: str | None, title: str | None,
            mode: str | None, conversation: str | None, local: bool, offline: bool,
            api_url: str, api_key: str | None, timeout: float) -> None:

@@ -14,8 +14,8 @@ import pymysql
 import pytest
 import redis
 
+from bench.scratch_mariadb import MARIADB, create_database, drop_database
 from shared.config import Settings
-from tests.utils.mariadb import MARIADB, create_database, drop_database
 
 # Each test session gets its own MariaDB database and Redis database number, so that
 # concurrent runs on one machine (developers, CI) never consume each other's jobs.
@@ -168,12 +168,10 @@ def auth(tenant_key) -> dict[str, str]:
 
 @pytest.fixture(scope="session")
 def celery_app(base_settings):
-    from shared.queue import make_celery
-    from worker.tasks import register_tasks
+    import worker.tasks  # noqa: F401 -- its module-level tasks join every app
+    from shared.celery_factory import make_celery
 
-    app = make_celery(base_settings)
-    register_tasks(app, lambda: base_settings)
-    return app
+    return make_celery(base_settings)
 
 
 @pytest.fixture(scope="session")

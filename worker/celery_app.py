@@ -9,17 +9,18 @@ import functools
 
 from celery import Celery
 
+from shared.celery_factory import make_celery
 from shared.config import get_settings
-from shared.queue import make_celery
 from worker.observability import install_observability
-from worker.tasks import register_tasks
 
 
 @functools.cache
 def create_app() -> Celery:
+    """The worker's app: the environment's settings, the tasks, logging and metrics."""
+    import worker.tasks  # noqa: F401 -- its module-level tasks join every app
+
     app = make_celery(get_settings())
-    register_tasks(app, get_settings)
-    install_observability(app, get_settings)
+    install_observability(app)
     return app
 
 

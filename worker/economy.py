@@ -23,7 +23,7 @@ from typing import Any
 
 import anthropic
 
-from shared import batches as batch_rows
+from shared import batch_rows
 from shared.claude_models import BATCH_DISCOUNT
 from shared.errors import JobFailure
 from shared.models import Batch

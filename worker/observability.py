@@ -15,13 +15,12 @@ from __future__ import annotations
 
 import errno
 import logging
-from collections.abc import Callable
 from wsgiref.simple_server import WSGIServer
 
 from celery import Celery, signals
 from prometheus_client import REGISTRY, CollectorRegistry, start_http_server
 
-from shared.config import Settings
+from shared.celery_factory import settings_of
 from shared.logging_setup import configure_logging
 from worker.llm_client import MISSING_KEY_HELP
 
@@ -68,7 +67,7 @@ def start_metrics_server(host: str, port: int, *, registry: CollectorRegistry = 
     raise OSError(errno.EADDRINUSE, f"no free metrics port in {port}..{port + span - 1}") from last
 
 
-def install_observability(app: Celery, get_settings: Callable[[], Settings]) -> None:
+def install_observability(app: Celery) -> None:
     """Connect the Celery signals: logging setup, metrics server on ready, stop at shutdown.
 
     Celery leaves logging to us once a ``setup_logging`` receiver exists; ``--loglevel``
@@ -79,12 +78,12 @@ def install_observability(app: Celery, get_settings: Callable[[], Settings]) -> 
 
     def on_setup_logging(loglevel=None, **_kw) -> None:
         level = logging.getLevelName(loglevel) if isinstance(loglevel, int) else loglevel
-        configure_logging(level or "INFO", get_settings().log_format)
+        configure_logging(level or "INFO", settings_of(app).log_format)
 
     def on_ready(sender=None, **_kw) -> None:
         if getattr(sender, "app", None) is not app or "server" in state:
             return  # another app's worker in this process (tests), or already serving
-        settings = get_settings()
+        settings = settings_of(app)
         if settings.llm_target == "missing":
             # `sunrise worker` refuses to start; a worker started by `celery` says it
             # loudly, and its jobs fail at once with llm_auth rather than retrying.

@@ -1,59 +1,92 @@
-"""Celery tasks: thin entry points that hand ids to plain runners."""
+"""The Celery tasks: module-level, thin entry points that hand an id to a plain runner.
+
+Each task finds its runners through the app it runs on (``runners_for(task.app)``),
+built once per app and process from the settings the app was made with
+(``shared/celery_factory.py``), so ``sunrise worker``, ``celery -A worker.celery_app``
+and the test suite's in-process worker run the same tasks. A job's task id is the job
+id and an economy batch's the batch id (``shared/enqueue.py``,
+``api/services/batches.py``), so ``celery inspect`` and Flower show them.
+"""
 from __future__ import annotations
 
-import functools
-import logging
-from collections.abc import Callable
+import dataclasses
+import threading
+import weakref
 
-from celery import Celery
+from celery import Celery, shared_task
 
+from shared.celery_factory import (
+    ASSEMBLE_BATCH,
+    REAP,
+    RUN_ECONOMY_BATCH,
+    RUN_JOB,
+    settings_of,
+)
 from shared.config import Settings
 from shared.events import EventLog
-from shared.queue import ASSEMBLE_BATCH, REAP, RUN_ECONOMY_BATCH, RUN_JOB
 from shared.redis_client import redis_for
 
-logger = logging.getLogger(__name__)
+_GUARANTEED = {"acks_late": True, "reject_on_worker_lost": True}
 
 
-def register_tasks(app: Celery, get_settings: Callable[[], Settings]) -> None:
-    """Bind the tasks to ``app``; runners are built once per process on first use."""
+@shared_task(name=RUN_JOB, bind=True, **_GUARANTEED)
+def run_job(task, job_id: str) -> None:
+    runners_for(task.app).jobs.run(job_id)
 
-    @functools.cache
-    def batches():
-        from worker.batches import BatchCoordinator
 
-        settings = get_settings()
-        return BatchCoordinator(settings, app, EventLog(
-            redis_for(settings.redis_url), maxlen=settings.events_maxlen,
-            ttl_s=settings.events_ttl_s, kind="batch"))
+@shared_task(name=ASSEMBLE_BATCH, bind=True, **_GUARANTEED)
+def assemble_batch(task, batch_id: str) -> None:
+    runners_for(task.app).batches.assemble(batch_id)
 
-    @functools.cache
-    def runner():
+
+@shared_task(name=RUN_ECONOMY_BATCH, bind=True, **_GUARANTEED)
+def run_economy_batch(task, batch_id: str) -> None:
+    from worker.economy import EconomyBatch
+
+    EconomyBatch(runners_for(task.app).jobs).run(batch_id)
+
+
+@shared_task(name=REAP, bind=True)
+def reap(task) -> None:
+    runners_for(task.app).reaper().run_once()
+
+
+@dataclasses.dataclass
+class Runners:
+    """One worker process's runners for one Celery app."""
+
+    settings: Settings
+    app: Celery
+
+    def __post_init__(self) -> None:
         from shared.metrics import get_metrics
+        from worker.batch_coordinator import BatchCoordinator
         from worker.runner import JobRunner
 
-        settings = get_settings()
-        events = EventLog(redis_for(settings.redis_url), maxlen=settings.events_maxlen,
-                          ttl_s=settings.events_ttl_s)
-        return JobRunner(settings, events=events, metrics=get_metrics(),
-                         after_finish=[batches().on_job_finished])
+        events = EventLog(redis_for(self.settings.redis_url), maxlen=self.settings.events_maxlen,
+                          ttl_s=self.settings.events_ttl_s)
+        self.batches = BatchCoordinator(self.settings, self.app, EventLog(
+            events.client, maxlen=events.maxlen, ttl_s=events.ttl_s, kind="batch"))
+        self.jobs = JobRunner(self.settings, events=events, metrics=get_metrics(),
+                              after_finish=[self.batches.on_job_finished])
 
-    @app.task(name=RUN_JOB, acks_late=True, reject_on_worker_lost=True)
-    def run_job(job_id: str) -> None:
-        runner().run(job_id)
-
-    @app.task(name=ASSEMBLE_BATCH, acks_late=True, reject_on_worker_lost=True)
-    def assemble_batch(batch_id: str) -> None:
-        batches().assemble(batch_id)
-
-    @app.task(name=RUN_ECONOMY_BATCH, acks_late=True, reject_on_worker_lost=True)
-    def run_economy_batch(batch_id: str) -> None:
-        from worker.economy import EconomyBatch
-
-        EconomyBatch(runner()).run(batch_id)
-
-    @app.task(name=REAP)
-    def reap() -> None:
+    def reaper(self):
         from worker.reaper import Reaper
 
-        Reaper(get_settings(), app, after_finish=[batches().on_job_finished]).run_once()
+        return Reaper(self.settings, self.app, after_finish=[self.batches.on_job_finished])
+
+
+# Built on first use, per app (the test suite makes several); a bare registry is no
+# resource, the runners in it are.
+_runners: weakref.WeakKeyDictionary[Celery, Runners] = weakref.WeakKeyDictionary()
+_runners_lock = threading.Lock()
+
+
+def runners_for(app: Celery) -> Runners:
+    """The runners of ``app`` in this process, built on its first task (thread-safe: a
+    worker's first tasks arrive on several threads at once)."""
+    with _runners_lock:
+        runners = _runners.get(app)
+        if runners is None:
+            runners = _runners[app] = Runners(settings_of(app), app)
+        return runners

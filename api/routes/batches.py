@@ -1,20 +1,20 @@
 """/v1/batches: submit a set of questions, follow them, fetch the report."""
 from __future__ import annotations
 
-from flask import Blueprint, Response, g, request
+from flask import Blueprint, Response, g
 
 from api.auth import accepts_query_token, authenticate
-from api.batch_schemas import BatchAccepted, BatchCreate, BatchOut, BatchQuery, ReportQuery
-from api.context import services
-from api.event_schemas import BATCH_EVENTS
+from api.idempotency import idempotency_key
 from api.limits import limit_requests
-from api.requests import parse_body, parse_query
-from api.schemas import EventsQuery
+from api.request_parsing import parse_body, parse_query
+from api.resources import resources
+from api.schemas.batches import BatchAccepted, BatchCreate, BatchOut, BatchQuery, ReportQuery
+from api.schemas.common import EventsQuery
+from api.schemas.events import BATCH_EVENTS
 from api.services import batches as batch_service
 from api.spec import spec
-from api.sse import SSE_HEADERS, resume_point
-from shared.errors import BadRequest
-from shared.reports import MEDIA_TYPES, render
+from api.sse import events_response
+from shared.reports import FORMATS, render
 
 bp = Blueprint("batches", __name__, url_prefix="/v1/batches")
 bp.before_request(authenticate)
@@ -30,11 +30,9 @@ REPORT_CSP = ("default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
 @bp.post("")
 def create_batch():
     body = parse_body(BatchCreate)
-    key = request.headers.get("Idempotency-Key")
-    if key is not None and not (0 < len(key) <= 200):
-        raise BadRequest("Idempotency-Key must be 1 to 200 characters.")
-    svc = services()
-    accepted, _created = batch_service.submit_batch(svc, g.tenant_id, body, key)
+    key = idempotency_key()
+    res = resources()
+    accepted, _created = batch_service.submit_batch(res, g.tenant_id, body, key)
     return accepted, 202, {"Location": accepted["links"]["self"]}
 
 
@@ -43,7 +41,7 @@ def create_batch():
 @bp.get("/<batch_id>")
 def get_batch(batch_id: str):
     parse_query(BatchQuery)
-    return batch_service.get_batch(services(), g.tenant_id, batch_id)
+    return batch_service.get_batch(resources(), g.tenant_id, batch_id)
 
 
 @spec.doc("GET", "/v1/batches/{batch_id}/events",
@@ -53,24 +51,21 @@ def get_batch(batch_id: str):
 @bp.get("/<batch_id>/events")
 @accepts_query_token
 def batch_events(batch_id: str):
-    query = parse_query(EventsQuery)
-    after = resume_point(request.headers.get("Last-Event-ID"), query.last_event_id)
-    frames = batch_service.batch_event_stream(services(), g.tenant_id, batch_id, after)
-    if frames is None:
-        return "", 204
-    return Response(frames, mimetype="text/event-stream", headers=SSE_HEADERS)
+    return events_response(
+        lambda after: batch_service.batch_event_stream(resources(), g.tenant_id, batch_id, after))
 
 
 @spec.doc("GET", "/v1/batches/{batch_id}/report",
           "The report: one self-contained HTML file, Markdown, JSON, or CSV of the charts' rows; "
           "409 while the batch runs.",
-          query=ReportQuery, responses={200: ("the report", "text/html", "text/markdown", "application/json",
-                                  "text/csv"), 409: None}, tag="batches")
+          query=ReportQuery, responses={
+              200: ("the report", *(f.content_type for f in FORMATS.values())), 409: None},
+          tag="batches")
 @bp.get("/<batch_id>/report")
 @accepts_query_token
 def batch_report(batch_id: str):
     query = parse_query(ReportQuery)
-    document = batch_service.load_report(services(), g.tenant_id, batch_id)
+    document = batch_service.load_report(resources(), g.tenant_id, batch_id)
     single = query.format == "csv" and query.question is not None and query.chart is not None
     body = render(document, query.format, question=query.question if single else None,
                   chart=query.chart if single else None)
@@ -83,4 +78,4 @@ def batch_report(batch_id: str):
                "Referrer-Policy": "no-referrer"}
     if query.format == "html":
         headers["Content-Security-Policy"] = REPORT_CSP
-    return Response(body, content_type=MEDIA_TYPES[query.format], headers=headers)
+    return Response(body, content_type=FORMATS[query.format].media_type, headers=headers)

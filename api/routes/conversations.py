@@ -4,10 +4,11 @@ from __future__ import annotations
 from flask import Blueprint, g
 
 from api.auth import authenticate
-from api.context import services
 from api.limits import limit_requests
-from api.requests import parse_query
-from api.schemas import ConversationList, ConversationOut, ListQuery
+from api.request_parsing import parse_query
+from api.resources import resources
+from api.schemas.common import ListQuery
+from api.schemas.conversations import ConversationList, ConversationOut
 from api.services import conversations as conversation_service
 from api.spec import spec
 
@@ -22,7 +23,7 @@ bp.before_request(limit_requests)
 @bp.get("")
 def list_conversations():
     query = parse_query(ListQuery)
-    return conversation_service.list_conversations(services(), g.tenant_id, limit=query.limit,
+    return conversation_service.list_conversations(resources(), g.tenant_id, limit=query.limit,
                                                    cursor=query.cursor)
 
 
@@ -30,7 +31,7 @@ def list_conversations():
           responses={200: ConversationOut}, tag="conversations")
 @bp.get("/<conversation_id>")
 def get_conversation(conversation_id: str):
-    return conversation_service.get_conversation(services(), g.tenant_id, conversation_id)
+    return conversation_service.get_conversation(resources(), g.tenant_id, conversation_id)
 
 
 @spec.doc("DELETE", "/v1/conversations/{conversation_id}",
@@ -38,5 +39,5 @@ def get_conversation(conversation_id: str):
           responses={204: None, 409: None}, tag="conversations")
 @bp.delete("/<conversation_id>")
 def delete_conversation(conversation_id: str):
-    conversation_service.delete_conversation(services(), g.tenant_id, conversation_id)
+    conversation_service.delete_conversation(resources(), g.tenant_id, conversation_id)
     return "", 204

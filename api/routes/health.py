@@ -4,8 +4,8 @@ from __future__ import annotations
 from flask import Blueprint
 from sqlalchemy import text
 
-from api.context import services
-from api.schemas import Health
+from api.resources import resources
+from api.schemas.common import Health
 from api.spec import spec
 
 bp = Blueprint("health", __name__)
@@ -22,16 +22,16 @@ def healthz():
           responses={200: Health, 503: Health}, auth=False, tag="operations")
 @bp.get("/readyz")
 def readyz():
-    svc = services()
+    res = resources()
     checks = {}
     try:
-        with svc.session() as s:
+        with res.session() as s:
             s.execute(text("SELECT 1"))
         checks["database"] = "ok"
     except Exception as exc:
         checks["database"] = f"error: {type(exc).__name__}"
     try:
-        svc.redis.ping()
+        res.redis.ping()
         checks["redis"] = "ok"
     except Exception as exc:
         checks["redis"] = f"error: {type(exc).__name__}"

@@ -1,18 +1,19 @@
 """/v1/jobs: submit, read (long-poll), subscribe (SSE), cancel."""
 from __future__ import annotations
 
-from flask import Blueprint, Response, g, request
+from flask import Blueprint, g
 
 from api.auth import accepts_query_token, authenticate
-from api.context import services
-from api.event_schemas import JOB_EVENTS
+from api.idempotency import idempotency_key
 from api.limits import costs_questions, limit_requests
-from api.requests import parse_body, parse_query
-from api.schemas import EventsQuery, JobAccepted, JobCreate, JobOut, JobQuery
+from api.request_parsing import parse_body, parse_query
+from api.resources import resources
+from api.schemas.common import EventsQuery
+from api.schemas.events import JOB_EVENTS
+from api.schemas.jobs import JobAccepted, JobCreate, JobOut, JobQuery
 from api.services import jobs as job_service
 from api.spec import spec
-from api.sse import SSE_HEADERS, resume_point
-from shared.errors import BadRequest
+from api.sse import events_response
 
 bp = Blueprint("jobs", __name__, url_prefix="/v1/jobs")
 bp.before_request(authenticate)
@@ -25,11 +26,9 @@ bp.before_request(limit_requests)
 @costs_questions(1)
 def create_job():
     body = parse_body(JobCreate)
-    key = request.headers.get("Idempotency-Key")
-    if key is not None and not (0 < len(key) <= 200):
-        raise BadRequest("Idempotency-Key must be 1 to 200 characters.")
-    svc = services()
-    view, _created = job_service.submit_job(svc, g.tenant_id, body, key)
+    key = idempotency_key()
+    res = resources()
+    view, _created = job_service.submit_job(res, g.tenant_id, body, key)
     accepted = {k: view[k] for k in ("job_id", "conversation_id", "status", "links")}
     return accepted, 202, {"Location": view["links"]["self"]}
 
@@ -39,7 +38,7 @@ def create_job():
 @bp.get("/<job_id>")
 def get_job(job_id: str):
     query = parse_query(JobQuery)
-    return job_service.wait_for_job(services(), g.tenant_id, job_id, query.wait)
+    return job_service.wait_for_job(resources(), g.tenant_id, job_id, query.wait)
 
 
 @spec.doc("GET", "/v1/jobs/{job_id}/events",
@@ -49,12 +48,8 @@ def get_job(job_id: str):
 @bp.get("/<job_id>/events")
 @accepts_query_token
 def job_events(job_id: str):
-    query = parse_query(EventsQuery)
-    after = resume_point(request.headers.get("Last-Event-ID"), query.last_event_id)
-    frames = job_service.job_event_stream(services(), g.tenant_id, job_id, after)
-    if frames is None:
-        return "", 204
-    return Response(frames, mimetype="text/event-stream", headers=SSE_HEADERS)
+    return events_response(
+        lambda after: job_service.job_event_stream(resources(), g.tenant_id, job_id, after))
 
 
 @spec.doc("POST", "/v1/jobs/{job_id}/cancel",
@@ -63,4 +58,4 @@ def job_events(job_id: str):
           responses={202: JobOut, 409: None})
 @bp.post("/<job_id>/cancel")
 def cancel_job(job_id: str):
-    return job_service.cancel_job(services(), g.tenant_id, job_id), 202
+    return job_service.cancel_job(resources(), g.tenant_id, job_id), 202

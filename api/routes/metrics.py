@@ -11,8 +11,8 @@ from __future__ import annotations
 from flask import Blueprint, Flask, Response, current_app
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, generate_latest
 
-from api.context import services
 from api.fleet_metrics import FleetCollector
+from api.resources import resources
 
 bp = Blueprint("metrics", __name__)
 
@@ -21,7 +21,7 @@ def init_app(app: Flask) -> None:
     """Register /metrics with a fleet collector bound to this app's services."""
     fleet = CollectorRegistry(auto_describe=False)
     with app.app_context():
-        fleet.register(FleetCollector(services()))
+        fleet.register(FleetCollector(resources()))
     app.extensions["sunrise_fleet_metrics"] = fleet
     app.register_blueprint(bp)
 

@@ -13,19 +13,21 @@ import redis
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
-from api.batch_schemas import BatchCreate
-from api.context import Services
+from api.idempotency import after_race, body_hash, earlier
 from api.limits import check_questions
-from api.services.jobs import request_hash
+from api.links import batch_event_data, batch_links, linked_batch, linked_job
+from api.resources import Resources
+from api.schemas.batches import BatchCreate
 from api.sse import already_delivered, event_stream, stored_end
 from api.sse_subscribers import subscriber_callbacks
-from shared import batches as batch_rows
+from shared import batch_rows
+from shared.batch_view import load_view
+from shared.celery_factory import ASSEMBLE_BATCH, REPORTS_QUEUE, RUN_ECONOMY_BATCH
 from shared.db_retry import retry_lock_conflicts
 from shared.enqueue import announce, enqueue_jobs
 from shared.errors import Conflict, NotFound, ValidationFailed
 from shared.job_view import job_to_dict
 from shared.models import Batch, Job, is_id
-from shared.queue import ASSEMBLE_BATCH, REPORTS_QUEUE, RUN_ECONOMY_BATCH
 from shared.reports.document import unpack
 from shared.webhooks import check_webhook_url
 
@@ -38,7 +40,7 @@ ECONOMY_RESEND_S = 120
 BATCH_STREAM_MAX_S = 900
 
 
-def submit_batch(svc: Services, tenant_id: int, body: BatchCreate,
+def submit_batch(res: Resources, tenant_id: int, body: BatchCreate,
                  idempotency_key: str | None) -> tuple[dict[str, Any], bool]:
     """Create the batch and its jobs, and start it. Returns (accepted view, created).
 
@@ -48,31 +50,30 @@ def submit_batch(svc: Services, tenant_id: int, body: BatchCreate,
     rate (N questions cost N). A transaction ended by a deadlock or a lock wait timeout
     is run again (a few times).
     """
-    limit = svc.settings.max_batch_questions
+    limit = res.settings.max_batch_questions
     if len(body.questions) > limit:
         raise ValidationFailed(f"A batch holds at most {limit} questions; "
                                f"this one has {len(body.questions)}.")
     if body.webhook_url:
-        check_webhook_url(body.webhook_url, svc.settings.webhook_allowed_hosts,
-                          require_https=svc.settings.env == "production")
-    check_questions(svc, tenant_id, len(body.questions))
-    committed = _commit_batch(svc, tenant_id, body, idempotency_key,
-                              request_hash(body.model_dump()))
+        check_webhook_url(body.webhook_url, res.settings.webhook_allowed_hosts,
+                          require_https=res.settings.env == "production")
+    check_questions(res, tenant_id, len(body.questions))
+    committed = _commit_batch(res, tenant_id, body, idempotency_key, body_hash(body))
     if committed.existing is not None:
         return committed.existing, False
     batch = committed.batch
     logger.info("batch %s accepted: %d questions, %s mode, %s conversations", batch.id,
                 batch.total, batch.mode, batch.conversation_mode)
     try:
-        svc.batch_events.publish(batch.id, "queued", committed.view)
+        res.batch_events.publish(batch.id, "queued", committed.view)
     except Exception as exc:  # the stream is a convenience; the rows are the truth
         logger.warning("batch %s: could not publish its queued event: %s", batch.id, exc)
     # Every job is announced; the released ones are sent now, the held ones in their
     # turn, and in economy mode the driver takes them all.
-    announce(svc.events, svc.celery, svc.sessions, committed.job_views,
+    announce(res.events, res.celery, res.sessions, committed.job_views,
              send=[] if batch.mode == "economy" else committed.released, queue=REPORTS_QUEUE)
     if batch.mode == "economy":
-        _start_economy(svc, batch.id)
+        _start_economy(res, batch.id)
     return committed.accepted, True
 
 
@@ -89,60 +90,49 @@ class _Committed:
 
 
 @retry_lock_conflicts
-def _commit_batch(svc: Services, tenant_id: int, body: BatchCreate, idempotency_key: str | None,
+def _commit_batch(res: Resources, tenant_id: int, body: BatchCreate, idempotency_key: str | None,
                   digest: str) -> _Committed:
-    with svc.session() as s:
+    with res.session() as s:
         if idempotency_key:
-            existing = _by_idempotency_key(s, tenant_id, idempotency_key, digest)
+            existing = earlier(s, Batch, tenant_id, idempotency_key, digest)
             if existing is not None:
-                return _Committed(existing=_accepted(
-                    existing, batch_rows.ordered_job_ids(s, existing.id)))
+                return _Committed(existing=_accepted_of(s, existing))
         try:
             batch = batch_rows.create_batch(
-                s, tenant_id=tenant_id, questions=body.questions, model=svc.settings.model,
+                s, tenant_id=tenant_id, questions=body.questions, model=res.settings.model,
                 title=body.title.strip(), mode=body.mode, conversation=body.conversation,
                 webhook_url=body.webhook_url, idempotency_key=idempotency_key,
                 request_hash=digest)
         except IntegrityError:
             s.rollback()
-            return _Committed(existing=_after_idempotency_race(svc, tenant_id, idempotency_key,
-                                                               digest))
+            return _Committed(existing=after_race(
+                res.session, Batch, tenant_id, idempotency_key, digest, _accepted_of,
+                otherwise="A concurrent request created this batch; retry."))
         released = batch_rows.release_ready(s, batch.id)
         jobs = list(s.scalars(select(Job).where(Job.batch_id == batch.id)
                               .order_by(Job.batch_index)))
         return _Committed(batch=batch, released=released,
                           accepted=_accepted(batch, [j.id for j in jobs]),
-                          job_views=[job_to_dict(j) for j in jobs],
-                          view=batch_rows.load_view(s, batch))
+                          job_views=[linked_job(job_to_dict(j)) for j in jobs],
+                          view=linked_batch(load_view(s, batch)))
 
 
-def _start_economy(svc: Services, batch_id: str) -> None:
+def _start_economy(res: Resources, batch_id: str) -> None:
     try:
-        svc.celery.send_task(RUN_ECONOMY_BATCH, args=[batch_id], queue=REPORTS_QUEUE)
-        svc.redis.set(f"sunrise:batch-economy-sent:{batch_id}", 1, ex=ECONOMY_RESEND_S)
+        res.celery.send_task(RUN_ECONOMY_BATCH, args=[batch_id], task_id=batch_id,
+                             queue=REPORTS_QUEUE)
+        res.redis.set(f"sunrise:batch-economy-sent:{batch_id}", 1, ex=ECONOMY_RESEND_S)
     except Exception as exc:  # the next status read sends it again
         logger.warning("batch %s: could not queue economy mode: %s", batch_id, exc)
 
 
 def _accepted(batch: Batch, job_ids: list[str]) -> dict[str, Any]:
     return {"batch_id": batch.id, "job_ids": job_ids, "status": batch.status,
-            "total": batch.total, "links": batch_rows.batch_links(batch.id)}
+            "total": batch.total, "links": batch_links(batch.id)}
 
 
-def _by_idempotency_key(s, tenant_id: int, key: str, digest: str) -> Batch | None:
-    batch = s.scalar(select(Batch).where(Batch.tenant_id == tenant_id,
-                                         Batch.idempotency_key == key))
-    if batch is not None and batch.request_hash != digest:
-        raise Conflict("This Idempotency-Key was already used with a different request body.")
-    return batch
-
-
-def _after_idempotency_race(svc: Services, tenant_id: int, key: str | None, digest: str) -> dict:
-    with svc.session() as s:
-        batch = _by_idempotency_key(s, tenant_id, key, digest) if key else None
-        if batch is None:
-            raise Conflict("A concurrent request created this batch; retry.")
-        return _accepted(batch, batch_rows.ordered_job_ids(s, batch.id))
+def _accepted_of(s, batch: Batch) -> dict[str, Any]:
+    return _accepted(batch, batch_rows.ordered_job_ids(s, batch.id))
 
 
 def _load(s, tenant_id: int, batch_id: str) -> Batch:
@@ -153,17 +143,17 @@ def _load(s, tenant_id: int, batch_id: str) -> Batch:
     return batch
 
 
-def get_batch(svc: Services, tenant_id: int, batch_id: str) -> dict[str, Any]:
+def get_batch(res: Resources, tenant_id: int, batch_id: str) -> dict[str, Any]:
     """The batch view; a running batch is healed first (at most every few seconds)."""
-    with svc.session() as s:
+    with res.session() as s:
         status = _load(s, tenant_id, batch_id).status
     if status == "running":
-        _heal(svc, batch_id)
-    with svc.session() as s:
-        return batch_rows.load_view(s, _load(s, tenant_id, batch_id))
+        _heal(res, batch_id)
+    with res.session() as s:
+        return linked_batch(load_view(s, _load(s, tenant_id, batch_id)))
 
 
-def _heal(svc: Services, batch_id: str) -> None:
+def _heal(res: Resources, batch_id: str) -> None:
     """Restart whatever a lost message or a crash left waiting; never raises.
 
     Jobs cancelled through the API and workers that died between a job's commit and
@@ -172,36 +162,37 @@ def _heal(svc: Services, batch_id: str) -> None:
     is asked for once every job has ended. All of it is idempotent.
     """
     try:
-        if not svc.redis.set(f"sunrise:batch-heal:{batch_id}", 1, nx=True, ex=HEAL_EVERY_S):
+        if not res.redis.set(f"sunrise:batch-heal:{batch_id}", 1, nx=True, ex=HEAL_EVERY_S):
             return
-        with svc.session() as s:
+        with res.session() as s:
             batch = s.get(Batch, batch_id)
             released = batch_rows.release_ready(s, batch_id)
             counts = batch_rows.status_counts(s, batch_id)
             held = batch_rows.held_job_ids(s, batch_id) if batch.mode == "economy" else []
         if released:
             logger.warning("batch %s: released %d stalled jobs", batch_id, len(released))
-            enqueue_jobs(svc.celery, svc.sessions, released, queue=REPORTS_QUEUE)
+            enqueue_jobs(res.celery, res.sessions, released, queue=REPORTS_QUEUE)
         if batch_rows.is_done(counts, batch.total):
-            svc.celery.send_task(ASSEMBLE_BATCH, args=[batch_id], queue=REPORTS_QUEUE)
-        elif held and not counts["running"] and svc.redis.set(
+            res.celery.send_task(ASSEMBLE_BATCH, args=[batch_id], queue=REPORTS_QUEUE)
+        elif held and not counts["running"] and res.redis.set(
                 f"sunrise:batch-economy-sent:{batch_id}", 1, nx=True, ex=ECONOMY_RESEND_S):
             logger.warning("batch %s: economy mode not started; sending it again", batch_id)
-            svc.celery.send_task(RUN_ECONOMY_BATCH, args=[batch_id], queue=REPORTS_QUEUE)
+            res.celery.send_task(RUN_ECONOMY_BATCH, args=[batch_id], task_id=batch_id,
+                                 queue=REPORTS_QUEUE)
     except Exception as exc:
         logger.warning("batch %s: could not check for stalls: %s", batch_id, exc)
 
 
-def batch_event_stream(svc: Services, tenant_id: int, batch_id: str,
+def batch_event_stream(res: Resources, tenant_id: int, batch_id: str,
                        after: str) -> Iterator[str] | None:
     """SSE frames of the batch (``queued``, one ``progress`` per finished question, then
     ``completed``) after ``after``; None when the client already saw the end.
     Raises NotFound."""
-    view = get_batch(svc, tenant_id, batch_id)
+    view = get_batch(res, tenant_id, batch_id)
     if view["status"] == "completed":
         try:
-            svc.batch_events.publish(batch_id, "completed", view)  # no-op when already there
-            if already_delivered(svc.batch_events, batch_id, after):
+            res.batch_events.publish(batch_id, "completed", view)  # no-op when already there
+            if already_delivered(res.batch_events, batch_id, after):
                 return None
         except redis.RedisError as exc:
             logger.warning("batch %s: events unavailable (%s); sending the stored end",
@@ -209,25 +200,25 @@ def batch_event_stream(svc: Services, tenant_id: int, batch_id: str,
             return stored_end("completed", view)
 
     def terminal_from_db() -> tuple[str, dict] | None:
-        latest = get_batch(svc, tenant_id, batch_id)
+        latest = get_batch(res, tenant_id, batch_id)
         return ("completed", latest) if latest["status"] == "completed" else None
 
-    on_open, on_close = subscriber_callbacks(svc.redis, BATCH_STREAM_MAX_S, kind="batch")
-    return event_stream(svc.batch_events, batch_id, after,
-                        heartbeat_s=svc.settings.sse_heartbeat_s, max_s=BATCH_STREAM_MAX_S,
+    on_open, on_close = subscriber_callbacks(res.redis, BATCH_STREAM_MAX_S, kind="batch")
+    return event_stream(res.batch_events, batch_id, after,
+                        heartbeat_s=res.settings.sse_heartbeat_s, max_s=BATCH_STREAM_MAX_S,
                         terminal_from_db=terminal_from_db, on_open=on_open, on_close=on_close,
-                        hub=svc.batch_event_hub)
+                        hub=res.batch_event_hub, present=batch_event_data)
 
 
-def load_report(svc: Services, tenant_id: int, batch_id: str) -> dict[str, Any]:
+def load_report(res: Resources, tenant_id: int, batch_id: str) -> dict[str, Any]:
     """The stored report document. Raises NotFound, or Conflict while still running."""
-    with svc.session() as s:
+    with res.session() as s:
         batch = _load(s, tenant_id, batch_id)
         blob = batch.report
         status = batch.status
     if status != "completed" or blob is None:
-        view = get_batch(svc, tenant_id, batch_id)
+        view = get_batch(res, tenant_id, batch_id)
         raise Conflict(f"Batch {batch_id} is still running ({view['done']} of {view['total']} "
                        "questions done); its report is assembled when all have ended.",
-                       headers={"Retry-After": "5"}, progress=view["progress"])
+                       retry_after=5, progress=view["progress"])
     return unpack(blob)

@@ -13,12 +13,11 @@ import logging
 
 from sqlalchemy import delete, or_, select
 
-from api.context import Services
+from api.resources import Resources
 from shared.db_retry import retry_lock_conflicts
 from shared.errors import BadRequest, Conflict, NotFound
 from shared.job_state import ACTIVE
-from shared.job_view import iso
-from shared.models import Conversation, Job, Message, is_id
+from shared.models import Conversation, Job, Message, is_id, iso
 
 logger = logging.getLogger(__name__)
 
@@ -43,7 +42,7 @@ def _decode_cursor(cursor: str) -> tuple[dt.datetime, str]:
         raise BadRequest("The cursor is not one this API returned.") from exc
 
 
-def list_conversations(svc: Services, tenant_id: int, *, limit: int,
+def list_conversations(res: Resources, tenant_id: int, *, limit: int,
                        cursor: str | None) -> dict:
     """One page, most recently active first: ``{"items", "next_cursor"}``.
 
@@ -55,7 +54,7 @@ def list_conversations(svc: Services, tenant_id: int, *, limit: int,
         stamp, cid = _decode_cursor(cursor)
         stmt = stmt.where(or_(Conversation.updated_at < stamp,
                               (Conversation.updated_at == stamp) & (Conversation.id < cid)))
-    with svc.session() as s:
+    with res.session() as s:
         rows = s.scalars(stmt.order_by(Conversation.updated_at.desc(), Conversation.id.desc())
                          .limit(limit + 1)).all()
         more = len(rows) > limit
@@ -73,9 +72,9 @@ def _owned(s, tenant_id: int, conversation_id: str, *, lock: bool = False) -> Co
     return c
 
 
-def get_conversation(svc: Services, tenant_id: int, conversation_id: str) -> dict:
+def get_conversation(res: Resources, tenant_id: int, conversation_id: str) -> dict:
     """The conversation and its messages, oldest first; raises NotFound."""
-    with svc.session() as s:
+    with res.session() as s:
         c = _owned(s, tenant_id, conversation_id)
         rows = s.execute(
             select(Message, Job.numbers)
@@ -87,14 +86,14 @@ def get_conversation(svc: Services, tenant_id: int, conversation_id: str) -> dic
 
 
 @retry_lock_conflicts
-def delete_conversation(svc: Services, tenant_id: int, conversation_id: str) -> None:
+def delete_conversation(res: Resources, tenant_id: int, conversation_id: str) -> None:
     """Delete the conversation and its messages.
 
     The row is locked first, the same lock a new question on this conversation takes,
     so a question cannot slip in between the check and the delete. Raises NotFound,
     or Conflict while one of its jobs is queued or running.
     """
-    with svc.session() as s:
+    with res.session() as s:
         c = _owned(s, tenant_id, conversation_id, lock=True)
         busy = s.scalar(select(Job.id).where(Job.conversation_id == c.id,
                                              Job.status.in_(ACTIVE)).limit(1))

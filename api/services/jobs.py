@@ -2,8 +2,6 @@
 tenant-scoped."""
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 import time
 from collections.abc import Iterator
@@ -12,9 +10,11 @@ import redis
 from sqlalchemy import bindparam, func, select
 from sqlalchemy.exc import IntegrityError
 
-from api.context import Services
 from api.event_hub import HubUnavailable, Subscription
-from api.schemas import JobCreate
+from api.idempotency import after_race, body_hash, earlier
+from api.links import job_event_data, linked_job
+from api.resources import Resources
+from api.schemas.jobs import JobCreate
 from api.sse import already_delivered, event_stream, stored_end
 from api.sse_subscribers import subscriber_callbacks
 from shared.db_retry import retry_lock_conflicts
@@ -30,11 +30,7 @@ RECHECK_HEARTBEATS = 3
 POLL_S = 1.0  # how often a long-poll reads the database while Redis is unavailable
 
 
-def request_hash(payload: dict) -> str:
-    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
-
-
-def submit_job(svc: Services, tenant_id: int, body: JobCreate,
+def submit_job(res: Resources, tenant_id: int, body: JobCreate,
                idempotency_key: str | None) -> tuple[dict, bool]:
     """Create a queued job (and its user message) and enqueue it.
 
@@ -45,50 +41,37 @@ def submit_job(svc: Services, tenant_id: int, body: JobCreate,
     ``api/limits.py``). A transaction MariaDB ends as a deadlock victim or on a lock
     wait timeout is run again (a few times).
     """
-    view, created = _commit_job(svc, tenant_id, body, idempotency_key,
-                                request_hash(body.model_dump()))
+    view, created = _commit_job(res, tenant_id, body, idempotency_key, body_hash(body))
     if created:
         # Committed already stamped as enqueued (one transaction fewer per submit);
         # a job the broker refuses has the stamp cleared again, for the reaper.
-        announce(svc.events, svc.celery, svc.sessions, [view], stamped=True)
+        announce(res.events, res.celery, res.sessions, [view], stamped=True)
     return view, created
 
 
 @retry_lock_conflicts
-def _commit_job(svc: Services, tenant_id: int, body: JobCreate, idempotency_key: str | None,
+def _commit_job(res: Resources, tenant_id: int, body: JobCreate, idempotency_key: str | None,
                 digest: str) -> tuple[dict, bool]:
-    with svc.session() as s:
+    with res.session() as s:
         if idempotency_key:
-            existing = _by_idempotency_key(s, tenant_id, idempotency_key, digest)
+            existing = earlier(s, Job, tenant_id, idempotency_key, digest)
             if existing is not None:
-                return job_to_dict(existing), False
-        _check_concurrency(svc, s, tenant_id)
+                return _view(existing), False
+        _check_concurrency(res, s, tenant_id)
         conversation = _conversation_for(s, tenant_id, body)
         job = create_job(s, tenant_id=tenant_id, conversation_id=conversation.id,
-                         message=body.message, model=svc.settings.model, enqueued_at=utcnow(),
+                         message=body.message, model=res.settings.model, enqueued_at=utcnow(),
                          idempotency_key=idempotency_key, request_hash=digest)
         conversation.updated_at = utcnow()
         try:
             s.flush()
         except IntegrityError:
             s.rollback()
-            return _after_idempotency_race(svc, tenant_id, idempotency_key, digest), False
-        return job_to_dict(job), True
-
-
-def _by_idempotency_key(s, tenant_id: int, key: str, digest: str) -> Job | None:
-    job = s.scalar(select(Job).where(Job.tenant_id == tenant_id, Job.idempotency_key == key))
-    if job is not None and job.request_hash != digest:
-        raise Conflict("This Idempotency-Key was already used with a different request body.")
-    return job
-
-
-def _after_idempotency_race(svc: Services, tenant_id: int, key: str | None, digest: str) -> dict:
-    with svc.session() as s:
-        job = _by_idempotency_key(s, tenant_id, key, digest) if key else None
-        if job is None:
-            raise Conflict("A concurrent request changed this conversation; retry.")
-        return job_to_dict(job)
+            return after_race(res.session, Job, tenant_id, idempotency_key, digest,
+                              lambda _s, job: _view(job),
+                              otherwise="A concurrent request changed this conversation; "
+                                        "retry."), False
+        return _view(job), True
 
 
 # Built once: every submit runs it.
@@ -97,12 +80,12 @@ _ACTIVE_INTERACTIVE = select(func.count()).select_from(Job.__table__).where(
     Job.__table__.c.batch_id.is_(None))
 
 
-def _check_concurrency(svc: Services, s, tenant_id: int) -> None:
-    cap = svc.settings.max_concurrent_jobs
+def _check_concurrency(res: Resources, s, tenant_id: int) -> None:
+    cap = res.settings.max_concurrent_jobs
     active = s.connection().scalar(_ACTIVE_INTERACTIVE, {"tenant_id": tenant_id})
     if active >= cap:
         raise RateLimited(f"You already have {active} jobs in flight (limit {cap}); "
-                          "wait for some to finish.", headers={"Retry-After": "5"})
+                          "wait for some to finish.", retry_after=5)
 
 
 def _conversation_for(s, tenant_id: int, body: JobCreate) -> Conversation:
@@ -122,24 +105,28 @@ def _conversation_for(s, tenant_id: int, body: JobCreate) -> Conversation:
     return conversation
 
 
-def load_job(svc: Services, tenant_id: int, job_id: str) -> dict:
+def _view(job: Job) -> dict:
+    return linked_job(job_to_dict(job))
+
+
+def load_job(res: Resources, tenant_id: int, job_id: str) -> dict:
     """The job's public view; raises NotFound for unknown ids and other tenants' jobs."""
-    with svc.session() as s:
+    with res.session() as s:
         job = s.scalar(select(Job).where(Job.id == job_id, Job.tenant_id == tenant_id)) \
             if is_id(job_id) else None
         if job is None:
             raise NotFound(f"No job {job_id}.")
-        return job_to_dict(job)
+        return _view(job)
 
 
-def _recheck_s(svc: Services) -> float:
+def _recheck_s(res: Resources) -> float:
     # The worker publishes the terminal event right after its commit, so the database
     # is consulted only as a safety net (a worker that died in between, a job the
     # reaper ended): every few heartbeats of silence, never per event.
-    return RECHECK_HEARTBEATS * svc.settings.sse_heartbeat_s
+    return RECHECK_HEARTBEATS * res.settings.sse_heartbeat_s
 
 
-def wait_for_job(svc: Services, tenant_id: int, job_id: str, wait_s: float) -> dict:
+def wait_for_job(res: Resources, tenant_id: int, job_id: str, wait_s: float) -> dict:
     """The job, as soon as it is terminal or after ``wait_s`` seconds, whichever is first.
 
     While waiting it holds no database connection (each read is a short session), no
@@ -147,29 +134,29 @@ def wait_for_job(svc: Services, tenant_id: int, job_id: str, wait_s: float) -> d
     event hub for the job's terminal event. Without Redis it polls the database once a
     second instead. Raises NotFound.
     """
-    view = load_job(svc, tenant_id, job_id)
+    view = load_job(res, tenant_id, job_id)
     if wait_s <= 0 or view["status"] in TERMINAL:
         return view
     deadline = time.monotonic() + wait_s
     try:
-        after = svc.events.last_id(job_id)
+        after = res.events.last_id(job_id)
         # Re-read: the job may have ended (and published) before `after` was taken.
-        view = load_job(svc, tenant_id, job_id)
+        view = load_job(res, tenant_id, job_id)
         if view["status"] in TERMINAL:
             return view
-        with svc.event_hub.subscribe(job_id, after) as subscription:
-            return _await_end(svc, tenant_id, job_id, subscription, deadline)
+        with res.event_hub.subscribe(job_id, after) as subscription:
+            return _await_end(res, tenant_id, job_id, subscription, deadline)
     except redis.RedisError as exc:
         logger.warning("long-poll on job %s falls back to polling: %s", job_id, exc)
         while time.monotonic() < deadline and view["status"] in ACTIVE:
             time.sleep(min(POLL_S, max(0.0, deadline - time.monotonic())))
-            view = load_job(svc, tenant_id, job_id)
+            view = load_job(res, tenant_id, job_id)
         return view
 
 
-def _await_end(svc: Services, tenant_id: int, job_id: str, subscription: Subscription,
+def _await_end(res: Resources, tenant_id: int, job_id: str, subscription: Subscription,
                deadline: float) -> dict:
-    recheck_s = _recheck_s(svc)
+    recheck_s = _recheck_s(res)
     next_check = time.monotonic() + recheck_s
     while (now := time.monotonic()) < deadline:
         try:
@@ -179,16 +166,16 @@ def _await_end(svc: Services, tenant_id: int, job_id: str, subscription: Subscri
             next_check = min(next_check, time.monotonic() + POLL_S)
         terminal = next((e for e in events if e.is_terminal), None)
         if terminal is not None:
-            return terminal.data
+            return job_event_data(terminal.event, terminal.data)
         if time.monotonic() >= next_check:
-            view = load_job(svc, tenant_id, job_id)
+            view = load_job(res, tenant_id, job_id)
             if view["status"] in TERMINAL:
                 return view
             next_check = time.monotonic() + recheck_s
-    return load_job(svc, tenant_id, job_id)
+    return load_job(res, tenant_id, job_id)
 
 
-def job_event_stream(svc: Services, tenant_id: int, job_id: str, after: str) -> Iterator[str] | None:
+def job_event_stream(res: Resources, tenant_id: int, job_id: str, after: str) -> Iterator[str] | None:
     """The SSE frames of the job after stream id ``after``, or None when the client has
     already seen the terminal event (answered 204, which stops EventSource reconnecting).
 
@@ -196,32 +183,33 @@ def job_event_stream(svc: Services, tenant_id: int, job_id: str, after: str) -> 
     published) gets it published now, so a late subscriber still receives it at once.
     Raises NotFound.
     """
-    view = load_job(svc, tenant_id, job_id)
+    view = load_job(res, tenant_id, job_id)
     ended = view["status"] in TERMINAL
     if ended:
         try:
-            svc.events.publish(job_id, view["status"], view)  # a no-op when it is there
-            if already_delivered(svc.events, job_id, after):
+            res.events.publish(job_id, view["status"], view)  # a no-op when it is there
+            if already_delivered(res.events, job_id, after):
                 return None
         except redis.RedisError as exc:
             logger.warning("job %s: events unavailable (%s); sending the stored end", job_id, exc)
             return stored_end(view["status"], view)
 
     def terminal_from_db() -> tuple[str, dict] | None:
-        latest = load_job(svc, tenant_id, job_id)
+        latest = load_job(res, tenant_id, job_id)
         return (latest["status"], latest) if latest["status"] in TERMINAL else None
 
-    max_s = svc.settings.job_deadline_s + 120
-    on_open, on_close = subscriber_callbacks(svc.redis, max_s)  # the open-streams gauge
-    return event_stream(svc.events, job_id, after, heartbeat_s=svc.settings.sse_heartbeat_s,
-                        max_s=max_s, recheck_s=_recheck_s(svc), terminal_from_db=terminal_from_db,
+    max_s = res.settings.job_deadline_s + 120
+    on_open, on_close = subscriber_callbacks(res.redis, max_s)  # the open-streams gauge
+    return event_stream(res.events, job_id, after, heartbeat_s=res.settings.sse_heartbeat_s,
+                        max_s=max_s, recheck_s=_recheck_s(res), terminal_from_db=terminal_from_db,
+                        present=job_event_data,
                         # An ended job's stream is complete: read it, nothing to wait for.
-                        hub=None if ended else svc.event_hub, on_open=on_open,
+                        hub=None if ended else res.event_hub, on_open=on_open,
                         on_close=on_close)
 
 
 @retry_lock_conflicts
-def cancel_job(svc: Services, tenant_id: int, job_id: str) -> dict:
+def cancel_job(res: Resources, tenant_id: int, job_id: str) -> dict:
     """Cancel a queued job at once, or flag a running one for the loop's next round
     boundary (its partial usage is still recorded when it stops).
 
@@ -230,7 +218,7 @@ def cancel_job(svc: Services, tenant_id: int, job_id: str) -> dict:
     Conflict when the job already ended.
     """
     now = utcnow()
-    with svc.session() as s:
+    with res.session() as s:
         job = s.scalar(select(Job).where(Job.id == job_id, Job.tenant_id == tenant_id)) \
             if is_id(job_id) else None
         if job is None:
@@ -246,11 +234,11 @@ def cancel_job(svc: Services, tenant_id: int, job_id: str) -> dict:
             raise Conflict(f"Job {job_id} already ended ({job.status}); nothing to cancel.",
                            status_now=job.status)
         s.refresh(job)
-        view = job_to_dict(job)
+        view = _view(job)
     logger.info("job %s: cancel requested (%s)", job_id, view["status"])
     if terminal:
         try:
-            svc.events.publish(job_id, "cancelled", view)
+            res.events.publish(job_id, "cancelled", view)
         except redis.RedisError as exc:  # the SSE and long-poll database rechecks cover it
             logger.warning("job %s: could not publish cancelled event: %s", job_id, exc)
     return {**view, "cancel_requested": True}

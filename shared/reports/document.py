@@ -15,8 +15,7 @@ from decimal import Decimal
 from typing import Any
 
 from shared.claude_models import ModelPrice
-from shared.job_view import iso
-from shared.models import Batch, Job, utcnow
+from shared.models import Batch, Job, iso, utcnow
 from shared.usage_figures import (
     JOB_FIELDS,
     TOKEN_FIELDS,

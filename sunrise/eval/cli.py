@@ -32,6 +32,7 @@ from sunrise.eval.report_html import render_eval_html
 from sunrise.eval.run import answer_questions, build_report, load_report, score_run
 from sunrise.offline import llm_settings
 from sunrise.report_cli import ProgressBar
+from sunrise.run_options import run_options
 
 
 @click.command("eval")
@@ -45,12 +46,7 @@ from sunrise.report_cli import ProgressBar
 @click.option("--gold-db", default=None, type=click.Path(exists=True, dir_okay=False),
               help="The DuckDB file gold SQL runs against (default: the dataset's newest "
                    "version, else the built-in dataset).")
-@click.option("--local", is_flag=True, help="Answer in this process instead of through the API.")
-@click.option("--offline", is_flag=True, help="With --local: answer with Sunrise's offline "
-              "model (a test double, not Claude), started here.")
-@click.option("--api", "api_url", default="http://127.0.0.1:8000", show_default=True)
-@click.option("--key", "api_key", default=None, help="API key (Bearer).")
-@click.option("--timeout", default=6 * 3600.0, show_default=True, help="Give up after seconds.")
+@run_options
 def eval_command(questions_file: Path, output: Path, earlier: Path | None,
                  dataset_id: str | None, gold_db: str | None, local: bool, offline: bool,
                  api_url: str, api_key: str | None, timeout: float) -> None:

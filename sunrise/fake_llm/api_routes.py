@@ -20,7 +20,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
-from sunrise.fake_llm import batches
+from sunrise.fake_llm import message_batches
 from sunrise.fake_llm.errors import ApiError
 from sunrise.fake_llm.faults import REQUEST_KINDS
 from sunrise.fake_llm.model_rules import model_info
@@ -156,17 +156,17 @@ def api_routes() -> list[Route]:
         Route("/v1/messages", _logged(create_message), methods=["POST"]),
         Route("/v1/messages/count_tokens", _logged(count_tokens), methods=["POST"]),
         Route("/v1/models/{model_id}", _logged(retrieve_model), methods=["GET"]),
-        Route("/v1/messages/batches", _logged(batches.create_batch), methods=["POST"]),
-        Route("/v1/messages/batches", _logged(batches.list_batches), methods=["GET"]),
-        Route("/v1/messages/batches/{batch_id}", _logged(batches.retrieve_batch), methods=["GET"]),
+        Route("/v1/messages/batches", _logged(message_batches.create_batch), methods=["POST"]),
+        Route("/v1/messages/batches", _logged(message_batches.list_batches), methods=["GET"]),
+        Route("/v1/messages/batches/{batch_id}", _logged(message_batches.retrieve_batch), methods=["GET"]),
         Route(
             "/v1/messages/batches/{batch_id}/cancel",
-            _logged(batches.cancel_batch),
+            _logged(message_batches.cancel_batch),
             methods=["POST"],
         ),
         Route(
             "/v1/messages/batches/{batch_id}/results",
-            _logged(batches.batch_results),
+            _logged(message_batches.batch_results),
             methods=["GET"],
         ),
     ]

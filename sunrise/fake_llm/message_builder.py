@@ -26,7 +26,7 @@ from sunrise.fake_llm.prompt_cache import PromptCache
 from sunrise.fake_llm.reply import cut_to_max_tokens
 from sunrise.fake_llm.scenarios import ScenarioBook
 from sunrise.fake_llm.thinking import ThinkingSigner, think
-from sunrise.fake_llm.usage import PromptBlock, block_tokens, output_tokens, prompt_blocks
+from sunrise.fake_llm.token_estimate import PromptBlock, block_tokens, output_tokens, prompt_blocks
 from sunrise.fake_llm.wire import new_id
 
 # The documented empty reply: "exactly 2-3 tokens and no content".

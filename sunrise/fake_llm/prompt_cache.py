@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 from shared.claude_models import CACHE_LOOKBACK_BLOCKS, rules_for
 from sunrise.fake_llm.clock import SimClock
-from sunrise.fake_llm.usage import PromptBlock
+from sunrise.fake_llm.token_estimate import PromptBlock
 
 TTL_SECONDS = {"5m": 300.0, "1h": 3600.0}
 # A model missing from the table caches like the most common current minimum.

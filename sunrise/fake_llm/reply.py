@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sunrise.fake_llm.usage import block_tokens
+from sunrise.fake_llm.token_estimate import block_tokens
 from sunrise.fake_llm.wire import new_id
 
 SQL_TOOL = "execute_sql"

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import random
 
-from sunrise.fake_llm.batches import BatchStore
 from sunrise.fake_llm.clock import SimClock
 from sunrise.fake_llm.config import FakeLLMConfig
 from sunrise.fake_llm.faults import FaultPlan
+from sunrise.fake_llm.message_batches import BatchStore
 from sunrise.fake_llm.message_builder import MessageBuilder
 from sunrise.fake_llm.prompt_cache import PromptCache
 from sunrise.fake_llm.request_log import RequestLog

@@ -32,7 +32,7 @@ from dataclasses import replace
 
 from sunrise.fake_llm.errors import ApiError
 from sunrise.fake_llm.reply import Reply
-from sunrise.fake_llm.usage import text_tokens
+from sunrise.fake_llm.token_estimate import text_tokens
 from sunrise.fake_llm.wire import new_id
 
 _TOOL_ID = re.compile(r"^toolu_01[0-9A-Za-z]{14}(?P<tag>[0-9a-f]{8})$")

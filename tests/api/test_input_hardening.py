@@ -82,7 +82,7 @@ def test_a_body_over_the_size_limit_is_413_problem_json(client, auth, settings):
 
 
 def test_a_message_over_the_length_limit_is_422(client, auth):
-    from api.schemas import MAX_MESSAGE_CHARS
+    from api.schemas.jobs import MAX_MESSAGE_CHARS
 
     resp = client.post("/v1/jobs", json={"message": "x" * (MAX_MESSAGE_CHARS + 1)},
                        headers=auth)

@@ -8,8 +8,8 @@ import uuid
 
 from sqlalchemy import insert, text
 
-from api.schemas import JobCreate
-from api.services.jobs import request_hash
+from api.idempotency import body_hash
+from api.schemas.jobs import JobCreate
 from shared.db import make_engine, session_scope
 from shared.keys import tenant_for_key
 from shared.models import Conversation, Job, new_id
@@ -50,7 +50,7 @@ def test_a_submit_chosen_as_deadlock_victim_is_retried_and_accepted(client, auth
             other.execute(insert(Job.__table__).values(
                 id=new_id(), tenant_id=tenant_id, conversation_id=new_id(), message="x",
                 model="m", idempotency_key=key,
-                request_hash=request_hash(JobCreate(**body).model_dump())))
+                request_hash=body_hash(JobCreate(**body))))
             request = threading.Thread(target=submit)
             request.start()
             # The request holds the conversation row and waits for the key's index entry.

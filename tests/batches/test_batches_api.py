@@ -7,7 +7,7 @@ import uuid
 
 from sqlalchemy import func, select, update
 
-from shared import batches as batch_rows
+from shared import batch_rows
 from shared.db import session_scope
 from shared.keys import create_key, tenant_for_key
 from shared.models import Batch, Job, utcnow

@@ -8,13 +8,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from sqlalchemy import update
 
-from shared import batches as batch_rows
+from shared import batch_rows
 from shared.db import session_factory, session_scope
 from shared.keys import tenant_for_key
 from shared.models import Batch, Job, utcnow
 from shared.webhooks import SIGNATURE_HEADER, TIMESTAMP_HEADER, verify
+from worker.batch_coordinator import BatchCoordinator
 from worker.batch_webhook import deliver_webhook
-from worker.batches import BatchCoordinator
 
 
 @contextlib.contextmanager

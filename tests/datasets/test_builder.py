@@ -15,6 +15,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from api.problems import http_status
 from shared.config import PROJECT_ROOT
 from shared.errors import Conflict, MalformedSource, SourceTooLarge
 from tests.datasets.conftest import files_under, query
@@ -47,7 +48,7 @@ def test_a_file_over_the_limit_is_refused_before_anything_is_written(write, buil
     path = write("big.csv", "x\n" + "123456789\n" * 20)
     with pytest.raises(SourceTooLarge) as caught:
         build(path, max_file_bytes=100)
-    assert caught.value.status == 413 and "big.csv" in caught.value.detail
+    assert http_status(caught.value) == 413 and "big.csv" in caught.value.detail
     assert caught.value.extra["limit_bytes"] == 100
     assert not data_dir.exists()
 

@@ -10,6 +10,7 @@ import duckdb
 import openpyxl
 import pytest
 
+from api.problems import http_status
 from shared.errors import EmptySource, MalformedSource, UnsupportedSource
 from tests.datasets.conftest import column_types, query
 from worker.datasets import FileSource
@@ -162,7 +163,7 @@ def test_a_db_file_is_told_apart_by_its_first_bytes(tmp_path, build):
 def test_an_unsupported_type_is_refused_before_anything_is_written(write, build, data_dir):
     with pytest.raises(UnsupportedSource) as caught:
         build(write("ok.csv", "a\n1\n"), write("report.docx", b"PK\x03\x04 not a table"))
-    assert caught.value.status == 415 and "report.docx" in caught.value.detail
+    assert http_status(caught.value) == 415 and "report.docx" in caught.value.detail
     assert ".csv" in caught.value.detail  # says what would work
     assert not data_dir.exists() or not list(data_dir.rglob("*"))
 

@@ -19,9 +19,10 @@ from urllib.parse import quote
 import pytest
 import sqlalchemy as sa
 
+from bench import scratch_mariadb as mariadb
 from shared.errors import EmptySource, MissingTables, SourceUnreachable, UnsupportedSource
 from tests.datasets.conftest import column_types, query
-from tests.utils import mariadb, postgres
+from tests.utils import postgres
 from worker.datasets import DatabaseSource
 
 PASSWORD = "p@ss:w/rd%-s3cret"

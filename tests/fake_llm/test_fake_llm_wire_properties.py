@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jiter import from_json
 
-from sunrise.fake_llm.usage import text_tokens
+from sunrise.fake_llm.token_estimate import text_tokens
 from sunrise.fake_llm.wire import json_chunks, text_chunks
 
 json_values = st.recursive(

@@ -14,10 +14,10 @@ from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy import select
 
 from bench.worker_fleet import settings_env
+from shared.celery_factory import ASSEMBLE_BATCH, REAP, RUN_JOB, make_celery
 from shared.config import PROJECT_ROOT
 from shared.db import session_scope
 from shared.models import Job, LlmCall
-from shared.queue import ASSEMBLE_BATCH, REAP, RUN_JOB, make_celery
 from tests.ops.conftest import free_port
 from tests.utils.waiting import wait_for_status, wait_until
 
@@ -103,7 +103,7 @@ def test_a_worker_process_works_with_celery_tooling_and_exposes_metrics_and_json
                             "--timeout", "5")
         assert active.returncode == 0, active.stderr
         tasks = json.loads(active.stdout)[worker.nodename]
-        assert [(t["name"], t["args"]) for t in tasks] == [(RUN_JOB, [job_id])]
+        assert [(t["name"], t["args"], t["id"]) for t in tasks] == [(RUN_JOB, [job_id], job_id)]
 
         job = wait_for_status(ops_client, auth, job_id, timeout=60)
         assert job["status"] == "succeeded", job

@@ -14,8 +14,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from bench.scratch_mariadb import MARIADB, create_database, drop_database
 from shared.config import Settings
-from tests.utils.mariadb import MARIADB, create_database, drop_database
 from tests.utils.sunrise_processes import Launcher, RedisServer
 from tests.utils.tcp_proxy import TcpProxy
 

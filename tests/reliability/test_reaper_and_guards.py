@@ -10,10 +10,10 @@ import datetime as dt
 import pytest
 from sqlalchemy import func, select, update
 
+from shared.celery_factory import CHAT_QUEUE, make_celery
 from shared.db import session_scope
 from shared.events import EventLog
 from shared.models import Job, LlmCall, Message, utcnow
-from shared.queue import CHAT_QUEUE, make_celery
 from shared.redis_client import redis_for
 from tests.utils.job_checks import assert_answered_once, terminal_events
 from worker.job_store import JobEnding, JobStore

@@ -7,7 +7,7 @@ import uuid
 
 from prometheus_client import CollectorRegistry
 
-from api.context import Services
+from api.resources import Resources
 from api.services.conversations import get_conversation
 from shared.events import EventLog
 from shared.metrics import Metrics
@@ -47,7 +47,7 @@ def test_an_invented_figure_is_flagged_everywhere_the_answer_goes(settings, fake
     terminal = events.last(job_id)
     assert terminal.event == "succeeded" and terminal.data["result"]["numbers"] == numbers
 
-    conversation = get_conversation(Services(settings), _tenant_of(settings, job_id),
+    conversation = get_conversation(Resources(settings), _tenant_of(settings, job_id),
                                     conversation_id)
     user, assistant = conversation["messages"]
     assert user["numbers"] is None and assistant["numbers"] == numbers

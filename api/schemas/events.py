@@ -14,8 +14,8 @@ import dataclasses
 
 from pydantic import BaseModel, Field
 
-from api.batch_schemas import BatchOut, BatchProgress
-from api.schemas import JobOut, TokenUsage
+from api.schemas.batches import BatchOut, BatchProgress
+from api.schemas.jobs import JobOut, TokenUsage
 
 
 class JobStarted(BaseModel):

@@ -1,12 +1,13 @@
-"""Request and response schemas: they validate requests AND generate /openapi.json."""
+"""Request and response shapes of /v1/jobs."""
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, create_model, field_validator
+from pydantic import BaseModel, Field, StringConstraints, create_model, field_validator
 
+from api.schemas.common import Strict, figure_fields, not_blank
 from shared.models import ID_PATTERN
-from shared.usage_figures import CALL_FIELDS, JOB_COUNTERS, MEANINGS
+from shared.usage_figures import CALL_FIELDS, JOB_COUNTERS
 
 MAX_MESSAGE_CHARS = 8000
 UUID_PATTERN = ID_PATTERN
@@ -14,22 +15,12 @@ UUID_PATTERN = ID_PATTERN
 Question = Annotated[str, StringConstraints(min_length=1, max_length=MAX_MESSAGE_CHARS)]
 
 
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-def _not_blank(value: str) -> str:
-    if not value.strip():
-        raise ValueError("must not be empty or only whitespace")
-    return value
-
-
 class JobCreate(Strict):
     message: Question = Field(description="The question, in plain language.")
     conversation_id: Annotated[str, StringConstraints(pattern=UUID_PATTERN)] | None = Field(
         default=None, description="Continue this conversation; omit to start a new one.")
 
-    _blank = field_validator("message")(_not_blank)
+    _blank = field_validator("message")(not_blank)
 
 
 class Links(BaseModel):
@@ -65,13 +56,6 @@ class JobResult(BaseModel):
     truncated: bool
     numbers: NumbersCheck | None = Field(
         description="The faithfulness check of answer_text (null for answers older than it).")
-
-
-def figure_fields(*names: str) -> dict[str, Any]:
-    """Usage figures (``shared/usage_figures.py``) as required schema fields: a whole
-    number each, the cost a float or null."""
-    return {name: (float | None if name == "cost_usd" else int,
-                   Field(description=MEANINGS[name])) for name in names}
 
 
 TokenUsage = create_model(
@@ -111,51 +95,3 @@ class JobQuery(Strict):
     wait: float = Field(default=0, ge=0, le=30, description="Long-poll up to this many seconds.")
 
 
-class EventsQuery(BaseModel):
-    last_event_id: str | None = Field(default=None, pattern=r"^\d+-\d+$")
-    access_token: str | None = Field(default=None, description=(
-        "Your API key, for clients that cannot send headers (EventSource)."))
-
-
-class Problem(BaseModel):
-    type: str
-    title: str
-    status: int
-    detail: str
-    instance: str | None = None
-
-
-class MessageOut(BaseModel):
-    role: Literal["user", "assistant"]
-    text: str
-    charts: list[dict[str, Any]] | None
-    numbers: NumbersCheck | None = Field(
-        default=None, description="An answer's faithfulness check, as in its job's result.")
-    job_id: str | None
-    created_at: str | None
-
-
-class ConversationSummary(BaseModel):
-    conversation_id: str
-    title: str
-    created_at: str | None
-    updated_at: str | None
-
-
-class ConversationList(BaseModel):
-    items: list[ConversationSummary]
-    next_cursor: str | None
-
-
-class ConversationOut(ConversationSummary):
-    messages: list[MessageOut]
-
-
-class ListQuery(Strict):
-    limit: int = Field(default=20, ge=1, le=100)
-    cursor: str | None = Field(default=None, max_length=200)
-
-
-class Health(BaseModel):
-    status: str
-    checks: dict[str, str] = {}

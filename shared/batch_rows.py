@@ -1,4 +1,5 @@
-"""Batches in the app database: creating one, holding and releasing its jobs, counting.
+"""A batch's rows in the app database: creating one, holding and releasing its jobs,
+counting them and summing their figures. (How a batch is shown: ``shared/batch_view.py``.)
 
 A batch is one ``batches`` row plus N ordinary jobs (``batch_id``, ``batch_index``)
 that run on the same machinery as any other job. Its jobs start *held*: status
@@ -17,17 +18,15 @@ Release rules (:func:`release_ready`):
 """
 from __future__ import annotations
 
-import datetime as dt
 from typing import Any
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from shared.celery_factory import REPORTS_QUEUE
 from shared.job_state import HELD, RELEASE, STATUSES, TERMINAL, create_job, start_conversation
-from shared.job_view import iso
-from shared.models import Batch, Job, ToolCall, new_id, utcnow
-from shared.queue import REPORTS_QUEUE
-from shared.usage_figures import JOB_FIELDS, cache_hit_ratio, read_sums, sum_columns
+from shared.models import Batch, Job, ToolCall, new_id
+from shared.usage_figures import JOB_FIELDS, read_sums, sum_columns
 
 
 def create_batch(s: Session, *, tenant_id: int, questions: list[str], model: str, title: str = "",
@@ -105,56 +104,9 @@ def is_done(counts: dict[str, int], total: int) -> bool:
     return sum(counts[k] for k in TERMINAL) >= total
 
 
-def batch_links(batch_id: str) -> dict[str, str]:
-    return {"self": f"/v1/batches/{batch_id}", "events": f"/v1/batches/{batch_id}/events",
-            "report": f"/v1/batches/{batch_id}/report?format=html"}
-
-
-def batch_view(batch: Batch, counts: dict[str, int], usage: dict[str, Any],
-               job_ids: list[str], *, now: dt.datetime | None = None) -> dict[str, Any]:
-    """The batch as the API shows it: counts, progress, ETA, usage and links."""
-    done = sum(counts[k] for k in TERMINAL)
-    total = batch.total or 0
-    return {
-        "batch_id": batch.id,
-        "title": batch.title,
-        "status": batch.status,
-        "mode": batch.mode,
-        "conversation": batch.conversation_mode,
-        "total": total,
-        "done": done,
-        "counts": counts,
-        "progress": round(done / total, 4) if total else 1.0,
-        "eta_s": _eta_s(batch, done, total, now or utcnow()),
-        "usage": usage,
-        "cache_hit_ratio": cache_hit_ratio(usage, digits=4),
-        "webhook_status": batch.webhook_status,
-        "job_ids": job_ids,
-        "created_at": iso(batch.created_at),
-        "completed_at": iso(batch.completed_at),
-        "links": batch_links(batch.id),
-    }
-
-
-def _eta_s(batch: Batch, done: int, total: int, now: dt.datetime) -> float | None:
-    # Throughput so far extrapolated to what is left; unknown until something ended.
-    if batch.status == "completed" or done >= total:
-        return 0.0
-    if done == 0 or batch.created_at is None:
-        return None
-    elapsed = max(0.001, (now - batch.created_at).total_seconds())
-    return round(elapsed / done * (total - done), 1)
-
-
 def ordered_job_ids(s: Session, batch_id: str) -> list[str]:
     return list(s.scalars(select(Job.id).where(Job.batch_id == batch_id)
                           .order_by(Job.batch_index)))
-
-
-def load_view(s: Session, batch: Batch) -> dict[str, Any]:
-    """:func:`batch_view` with its figures read in ``s``."""
-    return batch_view(batch, status_counts(s, batch.id), usage_totals(s, batch.id),
-                      ordered_job_ids(s, batch.id))
 
 
 def answer_queries(s: Session, jobs: list[Job]) -> dict[str, list[dict[str, Any]]]:

@@ -5,7 +5,9 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, field_validator, model_validator
 
-from api.schemas import JobUsage, Question, Strict
+from api.schemas.common import Strict
+from api.schemas.jobs import JobUsage, Question
+from shared.reports import FORMATS
 
 MAX_BATCH_QUESTIONS = 500
 
@@ -99,7 +101,7 @@ class BatchProgress(BatchState):
 
 
 class ReportQuery(Strict):
-    format: Literal["html", "md", "json", "csv"] = "html"
+    format: Literal[tuple(FORMATS)] = "html"  # type: ignore[valid-type]
     question: int | None = Field(default=None, ge=1,
                                  description="With chart: CSV of that question's chart only.")
     chart: int | None = Field(default=None, ge=1, description="The chart's number, from 1.")

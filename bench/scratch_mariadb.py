@@ -1,4 +1,4 @@
-"""Scratch MariaDB databases for test sessions and benchmarks, one per user."""
+"""Scratch MariaDB databases for benchmarks and test sessions, one per run."""
 from __future__ import annotations
 
 import pymysql

@@ -20,12 +20,15 @@ import base64
 import json
 import logging
 import zlib
+from collections.abc import Callable
 from typing import Any
 
 from celery import Celery
 from sqlalchemy import select, update
 
-from shared import batches as batch_rows
+from shared import batch_rows
+from shared.batch_view import batch_view, load_view
+from shared.celery_factory import ASSEMBLE_BATCH, REPORTS_QUEUE
 from shared.config import Settings
 from shared.db import session_factory
 from shared.db_retry import retry_transient
@@ -33,7 +36,6 @@ from shared.enqueue import enqueue_jobs
 from shared.events import EventLog
 from shared.job_state import TERMINAL
 from shared.models import Batch, Job, utcnow
-from shared.queue import ASSEMBLE_BATCH, REPORTS_QUEUE
 from shared.reports.chart_svg import render_charts, spec_to_svg
 from shared.reports.document import build_document, pack
 from worker.batch_webhook import deliver_webhook
@@ -42,14 +44,22 @@ logger = logging.getLogger(__name__)
 
 
 class BatchCoordinator:
-    """Keeps batches moving. One per worker process; thread-safe (state lives in the DB)."""
+    """Keeps batches moving. One per worker process; thread-safe (state lives in the DB).
 
-    def __init__(self, settings: Settings, celery: Celery | None, events: EventLog | None):
+    Released jobs are enqueued on ``celery`` and the assembly queued there; without
+    Celery (``sunrise report --local``) released jobs go to ``run_jobs`` and the report
+    is assembled right here.
+    """
+
+    def __init__(self, settings: Settings, celery: Celery | None = None,
+                 events: EventLog | None = None, *,
+                 run_jobs: Callable[[list[str]], Any] | None = None):
         self.settings = settings
         self.sessions = session_factory(settings.database_url)
         self.celery = celery
         self.events = events
         self.svg_cache = events.client if events is not None else None
+        self.run_jobs = run_jobs or self._enqueue
 
     # -- while jobs finish ---------------------------------------------------------
 
@@ -58,8 +68,8 @@ class BatchCoordinator:
         if job.batch_id is None:
             return
         released = self._release(job.batch_id)
-        if released and self.celery is not None:
-            enqueue_jobs(self.celery, self.sessions, released, queue=REPORTS_QUEUE)
+        if released:
+            self.run_jobs(released)
         # Before counting: whoever sees the batch done assembles it, and should find
         # this job's charts ready.
         self._prerender(job)
@@ -67,12 +77,16 @@ class BatchCoordinator:
             batch = s.get(Batch, job.batch_id)
             counts = batch_rows.status_counts(s, job.batch_id)
             usage = batch_rows.usage_totals(s, job.batch_id)
-        view = batch_rows.batch_view(batch, counts, usage, [])
+        view = batch_view(batch, counts, usage, [])
         del view["job_ids"]
         self._publish(job.batch_id, "progress", {
             "job_id": job.id, "index": job.batch_index, "job_status": job.status, **view})
         if batch_rows.is_done(counts, batch.total):
             self.request_assembly(job.batch_id)
+
+    def _enqueue(self, job_ids: list[str]) -> None:
+        if self.celery is not None:
+            enqueue_jobs(self.celery, self.sessions, job_ids, queue=REPORTS_QUEUE)
 
     @retry_transient(give_up_after_s=30, max_wait_s=2)
     def _release(self, batch_id: str) -> list[str]:
@@ -125,7 +139,7 @@ class BatchCoordinator:
                                .values(status="completed", completed_at=utcnow(), report=blob)
                                ).rowcount
             batch = s.get(Batch, batch_id)
-            view = batch_rows.load_view(s, batch)
+            view = load_view(s, batch)
         if not stored:
             return "completed"
         logger.info("batch %s: report assembled (%d questions, %d charts, %d bytes stored)",
@@ -170,7 +184,7 @@ class BatchCoordinator:
     def _call_webhook(self, batch_id: str) -> None:
         with self.sessions() as s:
             batch = s.get(Batch, batch_id)
-            payload = {"event": "batch.completed", **batch_rows.load_view(s, batch)}
+            payload = {"event": "batch.completed", **load_view(s, batch)}
         del payload["job_ids"]
         deliver_webhook(self.settings, self.sessions, batch_id, batch.webhook_url, payload)
 

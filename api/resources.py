@@ -10,14 +10,17 @@ from flask import Flask, current_app
 from sqlalchemy.orm import Session
 
 from api.event_hub import BLOCK_MS, EventHub
+from shared.celery_factory import make_celery
 from shared.config import Settings
 from shared.db import session_factory
 from shared.events import EventLog
-from shared.queue import make_celery
 from shared.redis_client import dedicated_redis, redis_for
 
 
-class Services:
+class Resources:
+    """What the app's requests share; one per app (``init_app``), found with
+    ``resources()``. Redis, Celery and the event hubs are built on first use."""
+
     def __init__(self, settings: Settings):
         self.settings = settings
         self.sessions = session_factory(settings.database_url)
@@ -62,8 +65,8 @@ class Services:
 
 
 def init_app(app: Flask, settings: Settings) -> None:
-    app.extensions["sunrise"] = Services(settings)
+    app.extensions["sunrise"] = Resources(settings)
 
 
-def services() -> Services:
+def resources() -> Resources:
     return current_app.extensions["sunrise"]

@@ -23,7 +23,12 @@ REPORTS_QUEUE = "reports"
 
 
 def make_celery(settings: Settings) -> Celery:
+    """The Celery app for ``settings``: queues, routes, late acks, the reaper's schedule.
+    The worker's tasks (``worker/tasks.py``) read the settings back with ``settings_of``."""
     app = Celery("sunrise", broker=settings.redis_url, set_as_current=False)
+    # Kept beside app.conf, not in it: `celery report` prints the conf, and the settings
+    # hold secrets.
+    app.sunrise_settings = settings
     app.conf.update(
         task_acks_late=True,
         task_reject_on_worker_lost=True,
@@ -65,3 +70,8 @@ def make_celery(settings: Settings) -> Celery:
         },
     )
     return app
+
+
+def settings_of(app: Celery) -> Settings:
+    """The settings ``app`` was made with (``make_celery``)."""
+    return app.sunrise_settings
