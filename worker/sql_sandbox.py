@@ -25,13 +25,8 @@ from __future__ import annotations
 import logging
 import os
 import re
-import shutil
-import socket
-import subprocess
-import sys
 import threading
 import time
-from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +35,7 @@ import duckdb
 from shared.config import Settings
 from worker.query_result import QueryResult
 from worker.sql_executor import timeout_message
+from worker.sql_process import START_TIMEOUT_S, Died, Overran, SqlProcess
 
 logger = logging.getLogger(__name__)
 
@@ -49,8 +45,6 @@ ADDRESS_SPACE_HEADROOM = 2 * 1024**3
 # A process still busy this long after its query's budget is killed (the query's own
 # interrupt normally ends it well before).
 KILL_GRACE_S = 2.0
-START_TIMEOUT_S = 60.0
-_PROJECT_ROOT = Path(__file__).resolve().parent.parent
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]i?B|B)?\s*$", re.IGNORECASE)
 _UNITS = {"b": 1, "kb": 1000, "mb": 1000**2, "gb": 1000**3, "tb": 1000**4,
           "kib": 1024, "mib": 1024**2, "gib": 1024**3, "tib": 1024**4}
@@ -78,11 +72,11 @@ class SqlSandbox:
             "address_space_bytes": parse_size(memory_limit) + ADDRESS_SPACE_HEADROOM,
         }
         self._cond = threading.Condition()
-        self._idle: list[_SqlProcess] = []
+        self._idle: list[SqlProcess] = []
         self._alive = 1
         self._closed = False
         self._schema: list[tuple[str, list[tuple[str, str]]]] | None = None
-        first = _SqlProcess(self._config)  # raises what opening the file raises
+        first = SqlProcess(self._config)  # raises what opening the file raises
         self._release(first)
         logger.info("sql sandbox opened %s (memory_limit=%s threads=%s timeout=%ss, up to %d "
                     "processes)", self.path, memory_limit, threads, self.timeout_s,
@@ -109,10 +103,10 @@ class SqlSandbox:
             remaining = max(0.0, deadline - time.monotonic())
             result = process.request(("run", sql, remaining, tag, budget),
                                      timeout=remaining + KILL_GRACE_S)
-        except _Overran:
+        except Overran:
             logger.warning("%s: the SQL process overran its budget and was killed", tag)
             result = QueryResult.failed(text, timeout_message(budget), _ms_since(started))
-        except _Died as died:
+        except Died as died:
             logger.warning("%s: the SQL process ended: %s", tag, died)
             result = QueryResult.failed(
                 text, "the query was stopped: it needed more memory than the SQL "
@@ -170,12 +164,12 @@ class SqlSandbox:
         process = self._acquire(time.monotonic() + START_TIMEOUT_S)
         try:
             return process.request(request, timeout=START_TIMEOUT_S)
-        except (_Overran, _Died) as exc:
+        except (Overran, Died) as exc:
             raise RuntimeError(f"the SQL process failed: {exc}") from None
         finally:
             self._release(process)
 
-    def _acquire(self, deadline: float) -> _SqlProcess:
+    def _acquire(self, deadline: float) -> SqlProcess:
         with self._cond:
             while True:
                 if self._closed:
@@ -195,14 +189,14 @@ class SqlSandbox:
                                        "this query's whole time budget; try again")
                 self._cond.wait(remaining)
         try:
-            return _SqlProcess(self._config)
+            return SqlProcess(self._config)
         except BaseException:
             with self._cond:
                 self._alive -= 1
                 self._cond.notify()
             raise
 
-    def _release(self, process: _SqlProcess) -> None:
+    def _release(self, process: SqlProcess) -> None:
         with self._cond:
             keep = process.alive and not self._closed
             if keep:
@@ -212,91 +206,6 @@ class SqlSandbox:
             self._cond.notify()
         if not keep:
             process.stop()
-
-
-class _Overran(Exception):
-    """The SQL process did not answer in time and was killed."""
-
-
-class _Died(Exception):
-    """The SQL process ended while working."""
-
-
-class _SqlProcess:
-    """One running ``worker.sql_child`` and its end of the socket pair. One user at a time."""
-
-    def __init__(self, config: dict[str, Any]) -> None:
-        ours, theirs = socket.socketpair()
-        try:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "worker.sql_child", str(theirs.fileno())],
-                pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, cwd=_PROJECT_ROOT)
-        finally:
-            theirs.close()
-        self.conn = Connection(ours.detach())
-        self.temp_dir: str | None = None
-        self.alive = True
-        try:
-            self.conn.send(config)
-            reply = self._receive(START_TIMEOUT_S)
-        except (_Overran, _Died) as exc:
-            self.kill()
-            raise RuntimeError(f"the SQL process did not start: {exc}") from None
-        if reply[0] != "ready":
-            self.kill()
-            raise _exception(reply[1], reply[2])
-        _, self.pid, self.temp_dir = reply
-
-    def request(self, message: tuple, *, timeout: float) -> Any:
-        """Send ``message`` and return the answer's payload; raises ``_Overran`` (the
-        process was killed), ``_Died``, or the exception the process reported."""
-        try:
-            self.conn.send(message)
-        except OSError as exc:
-            self.kill()
-            raise _Died(str(exc)) from None
-        status, *payload = self._receive(timeout)
-        if status == "ok":
-            return payload[0]
-        raise _exception(*payload)
-
-    def _receive(self, timeout: float) -> tuple:
-        try:
-            if not self.conn.poll(timeout):
-                self.kill()
-                raise _Overran(f"no answer within {timeout:.1f} s")
-            return self.conn.recv()
-        except (EOFError, OSError):
-            code = self.proc.wait(5)
-            self.kill()
-            raise _Died(f"exit status {code}") from None
-
-    def stop(self) -> None:
-        """End an idle process, asking it first; idempotent."""
-        if self.alive and self.proc.poll() is None:
-            try:
-                self.conn.send(("exit",))
-                self.proc.wait(2)
-            except (OSError, subprocess.TimeoutExpired):
-                pass
-        self.kill()
-
-    def kill(self) -> None:
-        """End the process at once (it may be busy); idempotent."""
-        self.alive = False
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait(10)
-        self.conn.close()
-        if self.temp_dir:  # a killed process leaves its spill files behind
-            shutil.rmtree(self.temp_dir, ignore_errors=True)
-
-
-def _exception(type_name: str, message: str) -> Exception:
-    kind = getattr(duckdb, type_name, None)
-    if isinstance(kind, type) and issubclass(kind, duckdb.Error):
-        return kind(message)
-    return RuntimeError(f"{type_name}: {message}")
 
 
 def parse_size(text: str) -> int:
