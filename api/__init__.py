@@ -10,8 +10,8 @@ from shared.config import Settings, get_settings
 
 def create_app(overrides: dict[str, Any] | None = None, *, settings: Settings | None = None) -> Flask:
     """Build the API. ``overrides`` are Settings fields that win over the environment."""
-    from api import console, problems, resources
-    from api.routes import batches, conversations, health, jobs, metrics, usage
+    from api import console, problems, resources, uploads
+    from api.routes import batches, conversations, datasets, health, jobs, metrics, usage
     from api.spec import spec
 
     if settings is None:
@@ -21,7 +21,8 @@ def create_app(overrides: dict[str, Any] | None = None, *, settings: Settings | 
     app.json.sort_keys = False
     resources.init_app(app, settings)
     problems.init_app(app)
-    for module in (health, jobs, conversations, batches, usage, console):
+    uploads.init_app(app)
+    for module in (health, jobs, conversations, batches, datasets, usage, console):
         app.register_blueprint(module.bp)
     metrics.init_app(app)
     app.register_blueprint(spec.blueprint())

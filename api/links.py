@@ -1,4 +1,4 @@
-"""The links of jobs and batches: where the API serves each one and its streams.
+"""The links of jobs, batches and datasets: where the API serves each one and its streams.
 
 Only the API knows its URLs, so it adds ``links`` to every job and batch it returns,
 publishes or streams on -- including the views the worker publishes without them
@@ -9,7 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from api.schemas.batches import BatchOut, BatchProgress
-from api.schemas.events import BATCH_EVENTS, JOB_EVENTS
+from api.schemas.datasets import DatasetOut
+from api.schemas.events import BATCH_EVENTS, DATASET_EVENTS, JOB_EVENTS
 from api.schemas.jobs import JobOut
 
 
@@ -21,6 +22,16 @@ def job_links(job_id: str) -> dict[str, str]:
 def batch_links(batch_id: str) -> dict[str, str]:
     return {"self": f"/v1/batches/{batch_id}", "events": f"/v1/batches/{batch_id}/events",
             "report": f"/v1/batches/{batch_id}/report?format=html"}
+
+
+def dataset_links(dataset_id: str) -> dict[str, str]:
+    return {"self": f"/v1/datasets/{dataset_id}", "events": f"/v1/datasets/{dataset_id}/events",
+            "refresh": f"/v1/datasets/{dataset_id}/refresh"}
+
+
+def linked_dataset(view: dict[str, Any]) -> dict[str, Any]:
+    """A dataset view (``shared.dataset_view``) with its links."""
+    return {**view, "links": dataset_links(view["dataset_id"])}
 
 
 def linked_job(view: dict[str, Any]) -> dict[str, Any]:
@@ -37,6 +48,8 @@ def linked_batch(view: dict[str, Any]) -> dict[str, Any]:
 _JOB_VIEWS = frozenset(name for name, model in JOB_EVENTS.events.items() if model is JobOut)
 _BATCH_VIEWS = frozenset(name for name, model in BATCH_EVENTS.events.items()
                          if model in (BatchOut, BatchProgress))
+_DATASET_VIEWS = frozenset(name for name, model in DATASET_EVENTS.events.items()
+                           if model is DatasetOut)
 
 
 def job_event_data(event: str, data: dict[str, Any]) -> dict[str, Any]:
@@ -47,3 +60,8 @@ def job_event_data(event: str, data: dict[str, Any]) -> dict[str, Any]:
 def batch_event_data(event: str, data: dict[str, Any]) -> dict[str, Any]:
     """A batch event's data as the API streams it."""
     return linked_batch(data) if event in _BATCH_VIEWS else data
+
+
+def dataset_event_data(event: str, data: dict[str, Any]) -> dict[str, Any]:
+    """A dataset import event's data as the API streams it."""
+    return linked_dataset(data) if event in _DATASET_VIEWS else data

@@ -22,6 +22,8 @@ class Operation:
     path: str
     summary: str
     body: type[BaseModel] | None = None
+    # Other media types the body may come as (e.g. multipart/form-data), each its model.
+    other_bodies: dict[str, type[BaseModel]] = dataclasses.field(default_factory=dict)
     query: type[BaseModel] | None = None
     responses: dict[int, type[BaseModel] | EventStream | tuple | None] = dataclasses.field(
         default_factory=dict)
@@ -65,6 +67,10 @@ class ApiSpec:
                 entry["requestBody"] = {"required": True, "content": {"application/json": {
                     "schema": {"$ref": f"#/components/schemas/{op.body.__name__}"}}}}
                 schemas[op.body.__name__] = _schema(op.body, schemas)
+            for media, model in op.other_bodies.items():
+                entry["requestBody"]["content"][media] = {
+                    "schema": {"$ref": f"#/components/schemas/{model.__name__}"}}
+                schemas[model.__name__] = _schema(model, schemas)
             for status, model in op.responses.items():
                 entry["responses"][str(status)] = _response(model, schemas)
             for status in ([400, 401, 404, 422, 429] if op.auth else []):

@@ -53,6 +53,16 @@ class Resources:
         """The same for batch progress streams."""
         return EventHub(self.batch_events, self._hub_connection)
 
+    @functools.cached_property
+    def dataset_events(self) -> EventLog:
+        """Dataset imports' progress streams (``shared/dataset_state.import_stream``)."""
+        return EventLog(self.redis, maxlen=self.settings.events_maxlen,
+                        ttl_s=self.settings.events_ttl_s, kind="dataset")
+
+    @functools.cached_property
+    def dataset_event_hub(self) -> EventHub:
+        return EventHub(self.dataset_events, self._hub_connection)
+
     def _hub_connection(self):
         # Longer than the hub's blocking read, so only a hung Redis trips it.
         return dedicated_redis(self.settings.redis_url, socket_timeout=BLOCK_MS / 1000 + 5)

@@ -32,9 +32,11 @@ from shared.usage_figures import JOB_FIELDS, read_sums, sum_columns
 def create_batch(s: Session, *, tenant_id: int, questions: list[str], model: str, title: str = "",
                  mode: str = "standard", conversation: str = "separate",
                  webhook_url: str | None = None, idempotency_key: str | None = None,
-                 request_hash: str | None = None) -> Batch:
+                 request_hash: str | None = None,
+                 dataset: tuple[str | None, int | None] = (None, None)) -> Batch:
     """Insert the batch, its conversations, its held jobs and their user messages.
 
+    Every job asks about ``dataset`` (id and pinned version; none: the built-in one).
     Nothing is enqueued here; call :func:`release_ready` (same or later transaction)
     and enqueue what it returns once committed. Flushes, so the ids are usable.
     """
@@ -48,7 +50,7 @@ def create_batch(s: Session, *, tenant_id: int, questions: list[str], model: str
     for index, question in enumerate(questions):
         create_job(s, tenant_id=tenant_id, conversation_id=shared, message=question,
                    model=model, enqueued_at=HELD, batch_id=batch.id, batch_index=index,
-                   queue=REPORTS_QUEUE)
+                   queue=REPORTS_QUEUE, dataset_id=dataset[0], dataset_version=dataset[1])
     s.flush()
     return batch
 

@@ -18,8 +18,10 @@ RUN_JOB = "sunrise.run_job"
 REAP = "sunrise.reap"
 ASSEMBLE_BATCH = "sunrise.assemble_batch"
 RUN_ECONOMY_BATCH = "sunrise.run_economy_batch"
+IMPORT_DATASET = "sunrise.import_dataset"
 CHAT_QUEUE = "chat"
 REPORTS_QUEUE = "reports"
+DATASETS_QUEUE = "datasets"
 
 
 def make_celery(settings: Settings) -> Celery:
@@ -34,9 +36,10 @@ def make_celery(settings: Settings) -> Celery:
         task_reject_on_worker_lost=True,
         task_ignore_result=True,
         task_default_queue=CHAT_QUEUE,
-        task_queues=(Queue(CHAT_QUEUE), Queue(REPORTS_QUEUE)),
+        task_queues=(Queue(CHAT_QUEUE), Queue(REPORTS_QUEUE), Queue(DATASETS_QUEUE)),
         task_routes={RUN_JOB: {"queue": CHAT_QUEUE}, ASSEMBLE_BATCH: {"queue": REPORTS_QUEUE},
                      RUN_ECONOMY_BATCH: {"queue": REPORTS_QUEUE},
+                     IMPORT_DATASET: {"queue": DATASETS_QUEUE},
                      REAP: {"queue": CHAT_QUEUE}},
         task_serializer="json",
         accept_content=["json"],

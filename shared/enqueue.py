@@ -11,7 +11,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
 
 from shared import job_state
-from shared.celery_factory import CHAT_QUEUE, RUN_JOB
+from shared.celery_factory import CHAT_QUEUE, DATASETS_QUEUE, IMPORT_DATASET, RUN_JOB
 from shared.events import EventSink
 from shared.models import utcnow
 from shared.redis_client import redis_gate
@@ -88,3 +88,20 @@ def _stamp(sessions: sessionmaker[Session], job_ids: list[str], when) -> None:
         # is re-sent by the reaper once its stamp is `requeue_queued_after_s` old.
         logger.warning("could not %s enqueued_at of %d jobs: %s",
                        "clear" if when is None else "stamp", len(job_ids), exc)
+
+
+def send_import(celery: Celery, dataset_id: str, version: int) -> bool:
+    """Send the import of ``version`` of a committed dataset; never raises. Unsent (broker
+    down), the reaper sends it later: the row says what is being built."""
+    gate = redis_gate(str(celery.conf.broker_url))
+    try:
+        gate.check()
+        celery.send_task(IMPORT_DATASET, args=[dataset_id, version],
+                         task_id=f"{dataset_id}.v{version}", queue=DATASETS_QUEUE)
+        return True
+    except Exception as exc:
+        if not gate.is_open():
+            gate.failed(exc)
+        logger.warning("dataset %s: import of version %s not sent (%s); the reaper will "
+                       "retry", dataset_id, version, exc)
+        return False

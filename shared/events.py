@@ -15,8 +15,9 @@ import redis
 
 logger = logging.getLogger(__name__)
 
-# "completed" ends a batch stream; jobs end with one of the other three.
-TERMINAL_EVENTS = frozenset({"succeeded", "failed", "cancelled", "completed"})
+# "completed" ends a batch stream, "ready" (or "failed") a dataset import's; jobs end
+# with succeeded, failed or cancelled.
+TERMINAL_EVENTS = frozenset({"succeeded", "failed", "cancelled", "completed", "ready"})
 
 
 class EventSink(Protocol):

@@ -161,6 +161,7 @@ class Job(UsageColumns, Base):
         Index("ix_jobs_tenant_created", "tenant_id", "created_at"),
         Index("ix_jobs_status_heartbeat", "status", "heartbeat_at"),
         Index("ix_jobs_batch", "batch_id"),
+        Index("ix_jobs_dataset", "dataset_id", "dataset_version"),
         UniqueConstraint("tenant_id", "idempotency_key", name="uq_jobs_tenant_idempotency"),
     )
 
@@ -243,4 +244,51 @@ class ToolCall(Base):
     is_error: Mapped[bool] = mapped_column(Boolean, default=False)
     error: Mapped[str | None] = mapped_column(Text, nullable=True)
     ms: Mapped[int] = mapped_column(Integer, default=0)
+    created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow)
+
+
+class Dataset(Base):
+    """A tenant's dataset (``/v1/datasets``): its sources, annotations and the version it
+    serves. ``version`` is the newest ready version (null until the first import ends);
+    ``building_version`` the one an import is making. ``source_url`` holds a live
+    database's URL with its credentials: it is read only by the import and never
+    returned or logged (``sources`` keeps the masked form)."""
+
+    __tablename__ = "datasets"
+    __table_args__ = (
+        Index("ix_datasets_tenant_created", "tenant_id", "created_at"),
+        Index("ix_datasets_status_heartbeat", "status", "heartbeat_at"),
+    )
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    tenant_id: Mapped[int] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"))
+    name: Mapped[str] = mapped_column(String(200))
+    status: Mapped[str] = mapped_column(String(16), default="importing")
+    version: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    building_version: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    is_default: Mapped[bool] = mapped_column(Boolean, default=False)
+    annotations: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    error: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    # [{"file", "path"}] (path relative to the data dir) or [{"url" (masked), "tables"}].
+    sources: Mapped[list[dict[str, Any]]] = mapped_column(JSON)
+    source_url: Mapped[str | None] = mapped_column(Text, nullable=True)
+    import_seq: Mapped[int] = mapped_column(Integer, default=0)
+    created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow)
+    updated_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow)
+    heartbeat_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime, nullable=True)
+    deleted_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime, nullable=True)
+
+
+class DatasetVersion(Base):
+    """One built, immutable version: its file is ``worker.datasets.version_path``; its
+    tables' profiles (``TableProfile.as_dict``) describe it to the API and the prompt."""
+
+    __tablename__ = "dataset_versions"
+
+    dataset_id: Mapped[str] = mapped_column(ForeignKey("datasets.id", ondelete="CASCADE"),
+                                            primary_key=True)
+    version: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    tables: Mapped[list[dict[str, Any]]] = mapped_column(JSON)
+    rows: Mapped[int] = mapped_column(BigInteger, default=0)
+    seconds: Mapped[float] = mapped_column(Numeric(12, 3), default=0)
     created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow)

@@ -37,7 +37,7 @@ def api(host: str, port: int, workers: int) -> None:
 
 @main.command()
 @click.option("--concurrency", default=None, type=int, help="Threads (jobs) per worker process.")
-@click.option("--queues", default="chat,reports", show_default=True)
+@click.option("--queues", default="chat,reports,datasets", show_default=True)
 @click.option("--loglevel", default="INFO", show_default=True)
 def worker(concurrency: int | None, queues: str, loglevel: str) -> None:
     """Run a Celery worker (threads pool) for the given queues."""

@@ -114,12 +114,14 @@ def fake_llm(fake_llm_server):
 
 
 @pytest.fixture(scope="session")
-def base_settings(database_url, redis_url, sample_duckdb, fake_llm_server) -> Settings:
+def base_settings(database_url, redis_url, sample_duckdb, fake_llm_server,
+                  tmp_path_factory) -> Settings:
     return Settings(
         env="test",
         database_url=database_url,
         redis_url=redis_url,
         duckdb_path=sample_duckdb,
+        data_dir=str(tmp_path_factory.mktemp("datasets")),
         anthropic_api_key="test-key",
         anthropic_base_url=fake_llm_server.base_url,
         llm_max_retries=2,
@@ -180,7 +182,7 @@ def celery_worker(celery_app) -> Iterator[object]:
     from celery.contrib.testing.worker import start_worker
 
     with start_worker(celery_app, pool="threads", concurrency=16, perform_ping_check=False,
-                      queues=["chat", "reports"], shutdown_timeout=20) as worker:
+                      queues=["chat", "reports", "datasets"], shutdown_timeout=20) as worker:
         yield worker
 
 

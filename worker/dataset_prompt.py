@@ -23,7 +23,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterator, Sequence
 
-from worker.datasets.annotations import Annotations
+from shared.dataset_annotations import Annotations
 from worker.datasets.naming import sql_literal
 from worker.datasets.profile import ColumnProfile, TableProfile
 from worker.history import estimate_tokens

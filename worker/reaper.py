@@ -12,6 +12,10 @@
   to a worker and not yet acknowledged), the oldest of those enqueued more than
   ``requeue_queued_after_s`` ago are sent again. A job merely waiting in a long
   backlog, or taken by a worker that is still starting up, is not duplicated.
+- A dataset import whose worker died (heartbeat older than ``stale_after_s``) or
+  whose message never arrived (no heartbeat ``requeue_queued_after_s`` after it was
+  asked for) is sent again; the import's claim lets only one worker build it. Dataset
+  versions no job pins any more are removed (``worker/dataset_versions.py``).
 
 Every change is a guarded UPDATE and every run of a job is a guarded claim, so two
 reapers at once, or a duplicate message, do no harm; a Redis lock still keeps sweeps
@@ -31,10 +35,11 @@ from sqlalchemy import func, select
 from shared import job_state
 from shared.config import Settings
 from shared.db import session_factory
-from shared.enqueue import enqueue_jobs
+from shared.enqueue import enqueue_jobs, send_import
 from shared.events import EventLog
-from shared.models import Job, utcnow
+from shared.models import Dataset, Job, utcnow
 from shared.redis_client import redis_for
+from worker.dataset_versions import retire_versions
 from worker.runner import announce_end
 
 logger = logging.getLogger(__name__)
@@ -106,7 +111,25 @@ class Reaper:
             logger.warning("reaper: %d stale running (%d failed for good), %d re-enqueued: %s",
                            stale, len(failed), sent,
                            ", ".join(j for ids in todo.values() for j in ids)[:2000])
-        return {"stale": stale, "failed": len(failed), "requeued": sent}
+        imports = self._resend_imports()
+        retire_versions(self.settings, self.sessions)
+        return {"stale": stale, "failed": len(failed), "requeued": sent, "imports": imports}
+
+    # -- dataset imports whose worker died or whose message was lost --------------------
+
+    def _resend_imports(self) -> int:
+        now = utcnow()
+        stale = now - dt.timedelta(seconds=self.settings.stale_after_s)
+        unsent = now - dt.timedelta(seconds=self.settings.requeue_queued_after_s)
+        with self.sessions() as s:
+            lost = s.execute(select(Dataset.id, Dataset.building_version).where(
+                Dataset.building_version.is_not(None), Dataset.deleted_at.is_(None),
+                (Dataset.heartbeat_at < stale)
+                | (Dataset.heartbeat_at.is_(None) & (Dataset.updated_at < unsent)))
+                .limit(100)).all()
+        for dataset_id, version in lost:
+            logger.warning("reaper: dataset %s import of version %s re-sent", dataset_id, version)
+        return sum(send_import(self.celery, dataset_id, version) for dataset_id, version in lost)
 
     # -- running jobs whose worker died ---------------------------------------------
 

@@ -15,7 +15,7 @@ from shared.logging_setup import log_context, set_log_field
 from shared.models import Job
 from shared.usage_figures import JobFigures
 from worker.agent_loop import AgentLoop
-from worker.data_source import BuiltInDataset, DataSource
+from worker.data_source import DataSource, TenantDatasets
 from worker.heartbeat import Heartbeats
 from worker.history import load_history
 from worker.job_hooks import JobHooks
@@ -48,7 +48,8 @@ class BestEffortSink:
 class JobRunner:
     """Everything a worker needs to run jobs; build one per process and reuse it.
 
-    ``data`` is where each job's data comes from (default: the built-in dataset).
+    ``data`` is where each job's data comes from (default: the dataset it pinned, else
+    the built-in one).
     """
 
     def __init__(
@@ -67,7 +68,7 @@ class JobRunner:
         self.heartbeats = Heartbeats(self.store.sessions, interval_s=settings.heartbeat_s)
         self.events = BestEffortSink(events) if events is not None else NullSink()
         self.client = client or make_client(settings)
-        self.data = data or BuiltInDataset(settings)
+        self.data = data or TenantDatasets(settings)
         self.metrics = metrics
         # Called with the finished job row after its terminal event (e.g. batch progress).
         self.after_finish = list(after_finish or [])

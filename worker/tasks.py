@@ -17,6 +17,7 @@ from celery import Celery, shared_task
 
 from shared.celery_factory import (
     ASSEMBLE_BATCH,
+    IMPORT_DATASET,
     REAP,
     RUN_ECONOMY_BATCH,
     RUN_JOB,
@@ -46,6 +47,11 @@ def run_economy_batch(task, batch_id: str) -> None:
     EconomyBatch(runners_for(task.app).jobs).run(batch_id)
 
 
+@shared_task(name=IMPORT_DATASET, bind=True, **_GUARANTEED)
+def import_dataset(task, dataset_id: str, version: int) -> None:
+    runners_for(task.app).datasets.run(dataset_id, version)
+
+
 @shared_task(name=REAP, bind=True)
 def reap(task) -> None:
     runners_for(task.app).reaper().run_once()
@@ -61,6 +67,7 @@ class Runners:
     def __post_init__(self) -> None:
         from shared.metrics import get_metrics
         from worker.batch_coordinator import BatchCoordinator
+        from worker.dataset_import import DatasetImporter
         from worker.runner import JobRunner
 
         events = EventLog(redis_for(self.settings.redis_url), maxlen=self.settings.events_maxlen,
@@ -69,6 +76,8 @@ class Runners:
             events.client, maxlen=events.maxlen, ttl_s=events.ttl_s, kind="batch"))
         self.jobs = JobRunner(self.settings, events=events, metrics=get_metrics(),
                               after_finish=[self.batches.on_job_finished])
+        self.datasets = DatasetImporter(self.settings, EventLog(
+            events.client, maxlen=events.maxlen, ttl_s=events.ttl_s, kind="dataset"))
 
     def reaper(self):
         from worker.reaper import Reaper

@@ -6,7 +6,7 @@ from typing import Literal
 from pydantic import BaseModel, Field, field_validator, model_validator
 
 from api.schemas.common import Strict
-from api.schemas.jobs import JobUsage, Question
+from api.schemas.jobs import UUID_PATTERN, JobUsage, Question
 from shared.reports import FORMATS
 
 MAX_BATCH_QUESTIONS = 500
@@ -22,6 +22,9 @@ class BatchCreate(Strict):
     mode: Literal["standard", "economy"] = Field(
         default="standard", description="economy: through the Message Batches API at half "
         "the price, rounds at a time; slower.")
+    dataset_id: str | None = Field(default=None, pattern=UUID_PATTERN, description=(
+        "Every question asks about this dataset (its current version); omit for your "
+        "default dataset, or the deployment's built-in one."))
     webhook_url: str | None = Field(default=None, max_length=500, description=(
         "Called with a signed POST when the batch completes; its host must be allow-listed."))
 

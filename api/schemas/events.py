@@ -15,6 +15,7 @@ import dataclasses
 from pydantic import BaseModel, Field
 
 from api.schemas.batches import BatchOut, BatchProgress
+from api.schemas.datasets import DatasetOut, ImportProgressEvent
 from api.schemas.jobs import JobOut, TokenUsage
 
 
@@ -74,4 +75,7 @@ JOB_EVENTS = EventStream("text/event-stream of the job's events", {
 })
 BATCH_EVENTS = EventStream("text/event-stream of the batch's events", {
     "queued": BatchOut, "progress": BatchProgress, "completed": BatchOut,
+})
+DATASET_EVENTS = EventStream("text/event-stream of the dataset's latest import", {
+    "progress": ImportProgressEvent, "ready": DatasetOut, "failed": DatasetOut,
 })

@@ -19,6 +19,9 @@ class JobCreate(Strict):
     message: Question = Field(description="The question, in plain language.")
     conversation_id: Annotated[str, StringConstraints(pattern=UUID_PATTERN)] | None = Field(
         default=None, description="Continue this conversation; omit to start a new one.")
+    dataset_id: Annotated[str, StringConstraints(pattern=UUID_PATTERN)] | None = Field(
+        default=None, description="Ask about this dataset (its current version); omit for "
+        "your default dataset, or the deployment's built-in one.")
 
     _blank = field_validator("message")(not_blank)
 

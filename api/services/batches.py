@@ -23,6 +23,7 @@ from api.sse_subscribers import subscriber_callbacks
 from shared import batch_rows
 from shared.batch_view import load_view
 from shared.celery_factory import ASSEMBLE_BATCH, REPORTS_QUEUE, RUN_ECONOMY_BATCH
+from shared.dataset_state import pin_dataset
 from shared.db_retry import retry_lock_conflicts
 from shared.enqueue import announce, enqueue_jobs
 from shared.errors import Conflict, NotFound, ValidationFailed
@@ -97,12 +98,13 @@ def _commit_batch(res: Resources, tenant_id: int, body: BatchCreate, idempotency
             existing = earlier(s, Batch, tenant_id, idempotency_key, digest)
             if existing is not None:
                 return _Committed(existing=_accepted_of(s, existing))
+        dataset = pin_dataset(s, tenant_id, body.dataset_id)
         try:
             batch = batch_rows.create_batch(
                 s, tenant_id=tenant_id, questions=body.questions, model=res.settings.model,
                 title=body.title.strip(), mode=body.mode, conversation=body.conversation,
                 webhook_url=body.webhook_url, idempotency_key=idempotency_key,
-                request_hash=digest)
+                request_hash=digest, dataset=dataset)
         except IntegrityError:
             s.rollback()
             return _Committed(existing=after_race(

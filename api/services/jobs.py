@@ -17,6 +17,7 @@ from api.resources import Resources
 from api.schemas.jobs import JobCreate
 from api.sse import already_delivered, event_stream, stored_end
 from api.sse_subscribers import subscriber_callbacks
+from shared.dataset_state import pin_dataset
 from shared.db_retry import retry_lock_conflicts
 from shared.enqueue import announce
 from shared.errors import Conflict, NotFound, RateLimited
@@ -35,8 +36,10 @@ def submit_job(res: Resources, tenant_id: int, body: JobCreate,
     """Create a queued job (and its user message) and enqueue it.
 
     Returns (job view, created). The same Idempotency-Key with the same body returns the
-    first job; with a different body raises Conflict. Raises NotFound for a conversation
-    of another tenant, Conflict while that conversation already has a job in flight,
+    first job; with a different body raises Conflict. The job pins its dataset's
+    current version now (``pin_dataset``): what it was asked about is what it answers
+    from, even if a refresh lands while it waits. Raises NotFound for a conversation or
+    dataset of another tenant, Conflict for a dataset with no ready version, Conflict while that conversation already has a job in flight,
     RateLimited past the tenant's concurrency cap (its question is counted by the route,
     ``api/limits.py``). A transaction MariaDB ends as a deadlock victim or on a lock
     wait timeout is run again (a few times).
@@ -59,9 +62,11 @@ def _commit_job(res: Resources, tenant_id: int, body: JobCreate, idempotency_key
                 return _view(existing), False
         _check_concurrency(res, s, tenant_id)
         conversation = _conversation_for(s, tenant_id, body)
+        dataset_id, version = pin_dataset(s, tenant_id, body.dataset_id)
         job = create_job(s, tenant_id=tenant_id, conversation_id=conversation.id,
                          message=body.message, model=res.settings.model, enqueued_at=utcnow(),
-                         idempotency_key=idempotency_key, request_hash=digest)
+                         idempotency_key=idempotency_key, request_hash=digest,
+                         dataset_id=dataset_id, dataset_version=version)
         conversation.updated_at = utcnow()
         try:
             s.flush()

@@ -13,7 +13,7 @@ The interface (plain functions; the API, Celery and the CLI call these):
   layout, removing a version no job uses, clearing what killed builds left.
 - ``profile_tables(con)`` (``profile``) and ``TableProfile.as_dict/from_dict``: the
   profile (rows; per column type, null_fraction, distinct, min, max, top_values).
-- ``Annotations``, ``check_annotations``, ``describe_tables`` (``annotations``): the
+- ``Annotations``, ``check_annotations``, ``describe_tables`` (``shared/dataset_annotations.py``): the
   PATCH body, its check against the tables, and the API's table shape.
 - ``build_dataset_prompt(tables, today, annotations, token_budget=...)`` in
   ``worker/dataset_prompt.py``: the version's byte-stable system prompt.
@@ -21,7 +21,7 @@ The interface (plain functions; the API, Celery and the CLI call these):
 Sources are plug-ins: ``importers/`` holds one module per kind of source and the
 registry ``importers.IMPORTERS``.
 """
-from worker.datasets.annotations import Annotations, check_annotations, describe_tables
+from shared.dataset_annotations import Annotations, check_annotations, describe_tables
 from worker.datasets.builder import (
     BuiltVersion,
     build_version,

@@ -2,16 +2,18 @@
 
 ``Annotations`` is the body of ``PATCH /v1/datasets/{id}`` (without ``default``);
 ``check_annotations`` refuses names the dataset does not have, and ``describe_tables``
-renders tables in the API's shape, profile and descriptions together.
+renders tables in the API's shape, profile and descriptions together. Both take a
+version's tables as ``worker.datasets.TableProfile`` or as the JSON it is stored as
+(``TableProfile.as_dict``), so the API uses them without the import engine.
 """
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from shared.errors import ValidationFailed
-from worker.datasets.profile import TableProfile
 
 _TEXT = 2000
 
@@ -42,9 +44,13 @@ class Annotations(BaseModel):
         return self.tables.get(name) or TableNotes()
 
 
-def check_annotations(annotations: Annotations, tables: Sequence[TableProfile]) -> None:
+def _as_dict(table: Any) -> dict:
+    return table if isinstance(table, dict) else table.as_dict()
+
+
+def check_annotations(annotations: Annotations, tables: Sequence[Any]) -> None:
     """Raise ``ValidationFailed`` naming every table or column the dataset does not have."""
-    known = {t.name: {c.name for c in t.columns} for t in tables}
+    known = {t["name"]: {c["name"] for c in t["columns"]} for t in map(_as_dict, tables)}
     unknown = []
     for table, notes in annotations.tables.items():
         if table not in known:
@@ -56,14 +62,14 @@ def check_annotations(annotations: Annotations, tables: Sequence[TableProfile]) 
         raise ValidationFailed(f"The dataset has no {', no '.join(unknown)}.", unknown=unknown)
 
 
-def describe_tables(tables: Sequence[TableProfile],
-                    annotations: Annotations | None = None) -> list[dict]:
+def describe_tables(tables: Sequence[Any], annotations: Annotations | None = None) -> list[dict]:
     """``[{"name","rows","description","columns":[{"name","type","description",...}]}]``."""
     annotations = annotations or Annotations()
     described = []
     for table in tables:
-        notes = annotations.table(table.name)
-        data = table.as_dict()
+        data = _as_dict(table)
+        notes = annotations.table(data["name"])
+        data = {**data, "columns": [dict(c) for c in data["columns"]]}
         data["description"] = notes.description
         for column in data["columns"]:
             column["description"] = notes.columns.get(column["name"])

@@ -1,0 +1,105 @@
+"""/v1/datasets: bring data (files or a live database), describe, annotate, refresh,
+delete, follow an import (SSE)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from flask import Blueprint, Response, g, request
+
+from api.auth import accepts_query_token, authenticate
+from api.limits import limit_requests
+from api.request_parsing import parse_body
+from api.resources import resources
+from api.schemas.common import EventsQuery
+from api.schemas.datasets import (
+    DatasetAccepted,
+    DatasetCreate,
+    DatasetList,
+    DatasetOut,
+    DatasetPatch,
+    DatasetUpload,
+)
+from api.schemas.events import DATASET_EVENTS
+from api.services import datasets as dataset_service
+from api.spec import spec
+from api.sse import events_response
+from api.uploads import parse_form, spool_uploads_to
+
+bp = Blueprint("datasets", __name__, url_prefix="/v1/datasets")
+bp.before_request(authenticate)
+bp.before_request(limit_requests)
+
+
+def _accepted(accepted: dict):
+    return accepted, 202, {"Location": accepted["links"]["self"]}
+
+
+@spec.doc("POST", "/v1/datasets", "Create a dataset from uploaded files (multipart/form-data: "
+          "name, file...) or a live PostgreSQL/MariaDB database (JSON); it imports on a "
+          "worker, follow it at links.events.", body=DatasetCreate,
+          other_bodies={"multipart/form-data": DatasetUpload},
+          responses={202: DatasetAccepted, 413: None, 415: None}, tag="datasets")
+@bp.post("")
+def create_dataset():
+    res = resources()
+    if request.mimetype == "multipart/form-data":
+        spool_uploads_to(Path(res.settings.data_dir) / "uploads",
+                         res.settings.max_upload_mb * 2**20)
+        form, files = parse_form(res.settings.max_upload_mb)
+        dataset_service.reject_unknown_fields(form, files)
+        name = dataset_service.require_form_name(form)
+        return _accepted(dataset_service.create_from_files(res, g.tenant_id, name,
+                                                           files.getlist("file")))
+    body = parse_body(DatasetCreate)
+    return _accepted(dataset_service.create_from_database(res, g.tenant_id, body))
+
+
+@spec.doc("GET", "/v1/datasets", "Your datasets, newest first, with their tables.",
+          responses={200: DatasetList}, tag="datasets")
+@bp.get("")
+def list_datasets():
+    return dataset_service.list_datasets(resources(), g.tenant_id, 100)
+
+
+@spec.doc("GET", "/v1/datasets/{dataset_id}", "The dataset: status, version, error, and "
+          "its tables' schema, profile and descriptions.", responses={200: DatasetOut},
+          tag="datasets")
+@bp.get("/<dataset_id>")
+def get_dataset(dataset_id: str):
+    return dataset_service.get_dataset(resources(), g.tenant_id, dataset_id)
+
+
+@spec.doc("PATCH", "/v1/datasets/{dataset_id}", "Annotate (descriptions, glossary, examples "
+          "whose SQL is run to check it) or make it your default dataset.", body=DatasetPatch,
+          responses={200: DatasetOut, 409: None}, tag="datasets")
+@bp.patch("/<dataset_id>")
+def patch_dataset(dataset_id: str):
+    body = parse_body(DatasetPatch)
+    return dataset_service.patch_dataset(resources(), g.tenant_id, dataset_id, body)
+
+
+@spec.doc("POST", "/v1/datasets/{dataset_id}/refresh", "Re-import the same sources as a new "
+          "version; the current one serves until it is ready.",
+          responses={202: DatasetAccepted, 409: None}, tag="datasets")
+@bp.post("/<dataset_id>/refresh")
+def refresh_dataset(dataset_id: str):
+    return _accepted(dataset_service.refresh_dataset(resources(), g.tenant_id, dataset_id))
+
+
+@spec.doc("DELETE", "/v1/datasets/{dataset_id}", "Delete the dataset (its files go once no "
+          "job uses them).", responses={204: None}, tag="datasets")
+@bp.delete("/<dataset_id>")
+def delete_dataset(dataset_id: str):
+    dataset_service.delete_dataset(resources(), g.tenant_id, dataset_id)
+    return Response(status=204)
+
+
+@spec.doc("GET", "/v1/datasets/{dataset_id}/events", "Server-Sent Events of the latest "
+          "import: progress table by table, then ready or failed; 204 when the client "
+          "already has the end.", query=EventsQuery, responses={200: DATASET_EVENTS, 204: None},
+          tag="datasets")
+@bp.get("/<dataset_id>/events")
+@accepts_query_token
+def dataset_events(dataset_id: str):
+    return events_response(lambda after: dataset_service.dataset_event_stream(
+        resources(), g.tenant_id, dataset_id, after))

@@ -1,0 +1,133 @@
+"""Request and response shapes of /v1/datasets."""
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, Field, StringConstraints, field_validator
+
+from api.schemas.common import Strict, not_blank
+from shared.dataset_annotations import Annotations
+
+MAX_NAME_CHARS = 200
+# What the JSON form snapshots: PostgreSQL or MariaDB/MySQL, any driver SQLAlchemy knows.
+DATABASE_URL_PATTERN = r"^(postgresql|postgres|mysql|mariadb)(\+[A-Za-z0-9_]+)?://"
+
+Name = Annotated[str, StringConstraints(min_length=1, max_length=MAX_NAME_CHARS)]
+
+
+class DatabaseSourceIn(Strict):
+    url: Annotated[str, StringConstraints(min_length=1, max_length=2000,
+                                          pattern=DATABASE_URL_PATTERN)] = Field(
+        description="SQLAlchemy URL of a PostgreSQL or MariaDB/MySQL database, e.g. "
+        "postgresql://user:password@host:5432/db. Never returned or logged.")
+    tables: list[Annotated[str, StringConstraints(min_length=1, max_length=300)]] | None = Field(
+        default=None, min_length=1, max_length=1000,
+        description="schema.table or table names; omit for every table of the default schema.")
+
+
+class DatasetCreate(Strict):
+    """The JSON form: a snapshot of a live database. (Files come as multipart/form-data:
+    a ``name`` field and one or more ``file`` parts.)"""
+
+    name: Name
+    source: DatabaseSourceIn
+
+    _blank = field_validator("name")(not_blank)
+
+
+class DatasetUpload(BaseModel):
+    """multipart/form-data: ``name`` and one or more ``file`` parts (CSV/TSV, Parquet,
+    JSON/NDJSON, .xlsx, SQLite, DuckDB), each becoming tables named after it."""
+
+    name: Name
+    file: list[bytes] = Field(json_schema_extra={"items": {"type": "string",
+                                                           "format": "binary"}})
+
+
+class DatasetLinks(BaseModel):
+    self: str
+    events: str
+    refresh: str
+
+
+class DatasetAccepted(BaseModel):
+    dataset_id: str
+    status: Literal["importing"]
+    version: int = Field(description="The version being imported.")
+    links: DatasetLinks
+
+
+class TopValueOut(BaseModel):
+    value: Any
+    count: int
+
+
+class ColumnOut(BaseModel):
+    name: str
+    type: str = Field(description="The DuckDB type.")
+    description: str | None
+    null_fraction: float
+    distinct: int
+    min: Any
+    max: Any
+    top_values: list[TopValueOut]
+
+
+class TableOut(BaseModel):
+    name: str
+    rows: int
+    description: str | None
+    columns: list[ColumnOut]
+
+
+class ExampleOut(BaseModel):
+    question: str
+    sql: str
+
+
+class SourceOut(BaseModel):
+    file: str | None = None
+    url: str | None = Field(default=None, description="The database URL, password masked.")
+    tables: list[str] | None = None
+
+
+class DatasetOut(BaseModel):
+    dataset_id: str
+    name: str
+    status: Literal["importing", "ready", "failed"]
+    version: int | None = Field(description="The version jobs use now (null before the "
+                                "first import ends); each refresh adds one.")
+    default: bool = Field(description="Jobs of the tenant that name no dataset use it.")
+    description: str | None
+    error: dict[str, Any] | None = Field(description="Why the last import failed: a problem "
+                                         "detail naming the file and line or row.")
+    tables: list[TableOut]
+    glossary: dict[str, str]
+    examples: list[ExampleOut]
+    sources: list[SourceOut]
+    created_at: str | None
+    updated_at: str | None
+    links: DatasetLinks
+
+
+class DatasetList(BaseModel):
+    items: list[DatasetOut]
+
+
+class DatasetPatch(Annotations):
+    """Annotations (each key given replaces that part; ``tables`` per table) and
+    ``default``: true makes this the tenant's default dataset, false stops it being."""
+
+    default: bool | None = None
+
+
+class ImportProgressEvent(BaseModel):
+    """How far the import got: rows copied into ``table`` so far (null while DuckDB reads
+    a whole file, which reports ``percent``), ``done`` once the table is complete."""
+
+    version: int
+    table: str
+    rows: int | None
+    done: bool
+    percent: float | None
+    total_rows: int

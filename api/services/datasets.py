@@ -1,0 +1,249 @@
+"""Dataset use cases: create (files or a live database), list, describe, annotate, refresh,
+delete, follow an import (SSE). Every query is tenant-scoped: another tenant's dataset
+is NotFound, exactly like an unknown one. Imports run on workers (``datasets`` queue);
+here a dataset is committed ``importing`` and its import sent (``send_import``)."""
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import redis
+from sqlalchemy import select, update
+
+from api.links import dataset_event_data, linked_dataset
+from api.resources import Resources
+from api.schemas.datasets import DatasetCreate, DatasetPatch
+from api.sse import already_delivered, event_stream, stored_end
+from api.sse_subscribers import subscriber_callbacks
+from shared import dataset_state
+from shared.dataset_annotations import Annotations, check_annotations
+from shared.dataset_view import annotations_of, dataset_to_dict
+from shared.enqueue import send_import
+from shared.errors import BadRequest, Conflict, EmptySource, NotFound, ValidationFailed
+from shared.models import Dataset, DatasetVersion, is_id, new_id, utcnow
+from worker.datasets import DatabaseSource, FileSource
+from worker.datasets.importers import importer_for
+
+logger = logging.getLogger(__name__)
+
+SOURCES_DIR = "sources"
+
+
+def _accepted(view: dict) -> dict:
+    return {"dataset_id": view["dataset_id"], "status": "importing",
+            "version": 1, "links": view["links"]}
+
+
+def create_from_files(res: Resources, tenant_id: int, name: str, files) -> dict:
+    """Keep the uploaded ``files`` (werkzeug FileStorage, spooled by ``api/uploads.py``)
+    as the sources of a new dataset and send its first import.
+
+    Every file is checked first (named, not empty, of a kind the engine reads); a bad
+    one raises (ImportFailed family: 422/415) and nothing is kept. Raises
+    ValidationFailed without files.
+    """
+    if not files:
+        raise ValidationFailed("Send one or more files as 'file' parts.")
+    dataset_id = new_id()
+    folder = Path(res.settings.data_dir) / dataset_id / SOURCES_DIR
+    checked = []
+    for index, storage in enumerate(files):
+        spooled = Path(storage.stream.name)
+        storage.stream.flush()
+        display = os.path.basename(storage.filename or "").strip()
+        if not display:
+            raise ValidationFailed(f"File part {index + 1} has no file name.")
+        source = FileSource(spooled, display)
+        if spooled.stat().st_size == 0:
+            raise EmptySource(f"{display} is empty (0 bytes).", source=display)
+        importer_for(source)  # raises UnsupportedSource naming what is supported
+        checked.append((spooled, display, f"{dataset_id}/{SOURCES_DIR}/{index}-{_safe(display)}"))
+    folder.mkdir(parents=True, exist_ok=True)
+    for spooled, _, relative in checked:
+        os.rename(spooled, Path(res.settings.data_dir) / relative)
+    sources = [{"file": display, "path": relative} for _, display, relative in checked]
+    return _commit_new(res, tenant_id, dataset_id, name, sources, None)
+
+
+def create_from_database(res: Resources, tenant_id: int, body: DatasetCreate) -> dict:
+    """A new dataset snapshotting a live database; its URL is kept for the import and
+    refreshes, and never shown (``sources`` holds it masked)."""
+    source = DatabaseSource(body.source.url, tuple(body.source.tables or ()) or None)
+    importer_for(source)  # an unsupported backend: 415, nothing kept
+    return _commit_new(res, tenant_id, new_id(), body.name,
+                       [source.as_dict()], body.source.url)
+
+
+def _commit_new(res: Resources, tenant_id: int, dataset_id: str, name: str,
+                sources: list[dict], url: str | None) -> dict:
+    with res.session() as s:
+        row = Dataset(id=dataset_id, tenant_id=tenant_id, name=name.strip(), status="importing",
+                      building_version=1, import_seq=1, sources=sources, source_url=url,
+                      annotations={}, is_default=False)
+        s.add(row)
+        s.flush()
+        view = linked_dataset(dataset_to_dict(row, None))
+    logger.info("dataset %s created for tenant %s (%d sources)", dataset_id, tenant_id,
+                len(sources))
+    send_import(res.celery, dataset_id, 1)
+    return _accepted(view)
+
+
+def _safe(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "._-" else "_" for c in name)[-120:] or "file"
+
+
+def _owned(s, tenant_id: int, dataset_id: str, *, lock: bool = False) -> Dataset:
+    stmt = select(Dataset).where(Dataset.id == dataset_id, Dataset.tenant_id == tenant_id,
+                                 Dataset.deleted_at.is_(None))
+    row = s.scalar(stmt.with_for_update() if lock else stmt) if is_id(dataset_id) else None
+    if row is None:
+        raise NotFound(f"No dataset {dataset_id}.")
+    return row
+
+
+def _current(s, row: Dataset) -> DatasetVersion | None:
+    return s.get(DatasetVersion, (row.id, row.version)) if row.version else None
+
+
+def _view(s, row: Dataset) -> dict:
+    return linked_dataset(dataset_to_dict(row, _current(s, row)))
+
+
+def list_datasets(res: Resources, tenant_id: int, limit: int) -> dict:
+    """The tenant's datasets, newest first (at most ``limit``)."""
+    with res.session() as s:
+        rows = s.scalars(select(Dataset).where(
+            Dataset.tenant_id == tenant_id, Dataset.deleted_at.is_(None))
+            .order_by(Dataset.created_at.desc(), Dataset.id).limit(limit)).all()
+        return {"items": [_view(s, row) for row in rows]}
+
+
+def get_dataset(res: Resources, tenant_id: int, dataset_id: str) -> dict:
+    with res.session() as s:
+        return _view(s, _owned(s, tenant_id, dataset_id))
+
+
+def patch_dataset(res: Resources, tenant_id: int, dataset_id: str, body: DatasetPatch) -> dict:
+    """Merge the annotations given (each key replaces its part; ``tables`` per table) and
+    set or clear ``default``. Names are checked against the current version and each
+    example's SQL is run in the SQL sandbox on it: ValidationFailed (422) naming the
+    unknown table or column, or giving DuckDB's error. Conflict before the first
+    version is ready (there is nothing to check against)."""
+    given = body.model_fields_set
+    with res.session() as s:
+        row = _owned(s, tenant_id, dataset_id)
+        current = _current(s, row)
+        merged = annotations_of(row).model_dump()
+        for key in given - {"default", "tables"}:
+            merged[key] = getattr(body, key) if key != "examples" else [
+                e.model_dump() for e in body.examples]
+        if "tables" in given:
+            merged["tables"].update({t: n.model_dump() for t, n in body.tables.items()})
+        annotations = Annotations.model_validate(merged)
+        if given - {"default"}:
+            if current is None:
+                raise Conflict(f"Dataset {dataset_id} has no ready version to annotate yet.")
+            check_annotations(annotations, current.tables)
+            version, path = row.version, res.settings.data_dir
+        else:
+            version = None
+    if version is not None and body.examples and "examples" in given:
+        from api.example_check import check_examples
+
+        check_examples(res.settings, path, dataset_id, version, body.examples)
+    with res.session() as s:
+        row = _owned(s, tenant_id, dataset_id, lock=True)
+        if given - {"default"}:
+            row.annotations = annotations.model_dump(exclude_defaults=True)
+        if body.default is not None:
+            if body.default:
+                s.execute(update(Dataset).where(Dataset.tenant_id == tenant_id,
+                                                Dataset.id != dataset_id)
+                          .values(is_default=False))
+            row.is_default = body.default
+        row.updated_at = utcnow()
+        s.flush()
+        return _view(s, row)
+
+
+def refresh_dataset(res: Resources, tenant_id: int, dataset_id: str) -> dict:
+    """Start a re-import of the same sources as the next version; the current version
+    serves until it is ready. Conflict while an import runs."""
+    with res.session() as s:
+        row = _owned(s, tenant_id, dataset_id, lock=True)
+        if not dataset_state.REFRESH.apply(s, dataset_id=dataset_id, now=utcnow()):
+            raise Conflict(f"Dataset {dataset_id} is importing version "
+                           f"{row.building_version} already; wait for it to end.")
+        s.refresh(row)
+        version, view = row.building_version, _view(s, row)
+    send_import(res.celery, dataset_id, version)
+    return {**_accepted(view), "version": version}
+
+
+def delete_dataset(res: Resources, tenant_id: int, dataset_id: str) -> None:
+    """Delete the dataset: gone for clients at once; its files go once no queued or
+    running job pins one of its versions (``worker/dataset_versions.py``)."""
+    with res.session() as s:
+        row = _owned(s, tenant_id, dataset_id, lock=True)
+        row.deleted_at = utcnow()
+        row.is_default = False
+        row.building_version = None
+    logger.info("dataset %s deleted by tenant %s", dataset_id, tenant_id)
+
+
+def dataset_event_stream(res: Resources, tenant_id: int, dataset_id: str,
+                         after: str) -> Iterator[str] | None:
+    """SSE frames of the dataset's latest import after stream id ``after``: ``progress``
+    reports, then ``ready`` or ``failed`` with the dataset. None (204) when the client
+    has the end already. Raises NotFound."""
+    with res.session() as s:
+        row = _owned(s, tenant_id, dataset_id)
+        stream = dataset_state.import_stream(row.id, row.import_seq)
+        view = _view(s, row)
+    log = res.dataset_events
+
+    def terminal_from_db() -> tuple[str, dict] | None:
+        with res.session() as s:
+            latest = _owned(s, tenant_id, dataset_id)
+            if latest.building_version is not None:
+                return None
+            return _ending(latest), _view(s, latest)
+
+    if row.building_version is None:
+        try:
+            log.publish(stream, _ending(row), view)  # a no-op when it is there
+            if already_delivered(log, stream, after):
+                return None
+        except redis.RedisError as exc:
+            logger.warning("dataset %s: events unavailable (%s)", dataset_id, exc)
+            return stored_end(_ending(row), view)
+    max_s = 6 * 3600
+    on_open, on_close = subscriber_callbacks(res.redis, max_s)
+    return event_stream(log, stream, after, heartbeat_s=res.settings.sse_heartbeat_s,
+                        max_s=max_s, terminal_from_db=terminal_from_db,
+                        present=dataset_event_data, on_open=on_open, on_close=on_close,
+                        hub=None if row.building_version is None else res.dataset_event_hub)
+
+
+def _ending(row: Dataset) -> str:
+    """The terminal event of a dataset's last import: failed when it left an error."""
+    return "failed" if row.error else "ready"
+
+
+def require_form_name(form) -> str:
+    name = (form.get("name") or "").strip()
+    if not name:
+        raise ValidationFailed("Give the dataset a 'name' (a form field).")
+    if len(name) > 200:
+        raise ValidationFailed("The dataset 'name' is at most 200 characters.")
+    return name
+
+
+def reject_unknown_fields(form, files) -> None:
+    unknown = sorted(set(form) - {"name"}) + sorted(set(files) - {"file"})
+    if unknown:
+        raise BadRequest(f"Unknown form fields: {', '.join(unknown)}; send 'name' and "
+                         "'file' parts.")

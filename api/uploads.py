@@ -1,0 +1,75 @@
+"""File uploads streamed to disk, chunk by chunk, never held in memory.
+
+Werkzeug's form parser writes each file part into the stream ``_get_file_stream``
+returns, as the bytes arrive. By default that is a spooled temporary file in the
+system's temp dir; here, for requests that ask for it (``spool_uploads_to``), it is a
+file in the data dir's ``uploads/`` folder, so that an accepted upload is renamed into
+its dataset's folder (same file system) rather than copied. Files a request spooled
+and did not keep are removed when the request ends, whatever the outcome (a 413 half
+way, a validation error).
+"""
+from __future__ import annotations
+
+import contextlib
+import tempfile
+from pathlib import Path
+
+from flask import Flask, Request, request
+from werkzeug.exceptions import RequestEntityTooLarge
+
+from shared.errors import PayloadTooLarge
+
+# Room for the form fields and the multipart framing on top of the files themselves.
+FORM_OVERHEAD_BYTES = 1 << 20
+
+
+class UploadRequest(Request):
+    """Flask's request, whose file parts may be written straight into a given folder."""
+
+    upload_dir: Path | None = None
+
+    def _get_file_stream(self, total_content_length, content_type, filename=None,
+                         content_length=None):
+        if self.upload_dir is None:
+            return super()._get_file_stream(total_content_length, content_type, filename,
+                                            content_length)
+        self.upload_dir.mkdir(parents=True, exist_ok=True)
+        handle = tempfile.NamedTemporaryFile(  # noqa: SIM115 -- werkzeug writes and closes it
+            dir=self.upload_dir, prefix=".upload-", suffix=".part", delete=False)
+        self.spooled.append(Path(handle.name))
+        return handle
+
+    @property
+    def spooled(self) -> list[Path]:
+        """Files this request wrote (its file parts, in order)."""
+        if "_spooled" not in self.__dict__:
+            self.__dict__["_spooled"] = []
+        return self.__dict__["_spooled"]
+
+
+def spool_uploads_to(folder: Path, limit_bytes: int) -> None:
+    """Make this request's file parts go to ``folder``, and allow a body of up to
+    ``limit_bytes`` of files (the API's usual body limit is small). Call before
+    touching ``request.form`` or ``request.files``."""
+    request.upload_dir = folder
+    request.max_content_length = limit_bytes + FORM_OVERHEAD_BYTES
+
+
+def parse_form(limit_mb: int):
+    """``(request.form, request.files)``; raises PayloadTooLarge past the limit."""
+    try:
+        return request.form, request.files
+    except RequestEntityTooLarge:
+        raise PayloadTooLarge(f"The upload is larger than the {limit_mb:,} MB limit "
+                              "(SUNRISE_MAX_UPLOAD_MB); nothing was kept.",
+                              limit_mb=limit_mb) from None
+
+
+def init_app(app: Flask) -> None:
+    app.request_class = UploadRequest
+
+    @app.teardown_request
+    def _remove_unkept(_exc) -> None:
+        for path in request.spooled if isinstance(request, UploadRequest) else ():
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()

@@ -1,0 +1,101 @@
+"""A dataset's import states and every change of them, each a guarded UPDATE.
+
+Like ``shared/job_state.py`` for jobs: the row is the truth, the ``datasets`` queue
+only a wake-up, and each change happens once, while its guard holds (the row count
+says whether it did).
+
+    transition  guard (the row must be ...)                     change
+    ----------  ----------------------------------------------  -----------------------------
+    (create)    --                                              importing, building 1, seq 1
+    REFRESH     not deleted, not importing                      importing, building version+1,
+                                                                seq + 1
+    CLAIM       building :version, heartbeat unset or stale     heartbeat now (one builder)
+    BEAT        building :version                               heartbeat now
+    READY       building :version                               ready, version = :version
+    FAIL        building :version                               failed, or still ready on the
+                                                                version it had; error stored
+
+``seq`` numbers the imports of a dataset: their progress events go to the stream
+``import_stream(id, seq)``, so that each import has its own terminal event.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from sqlalchemy import bindparam, case, select, update
+from sqlalchemy.orm import Session
+from sqlalchemy.sql import Update
+
+from shared.errors import Conflict, NotFound
+from shared.models import Dataset, is_id
+
+datasets = Dataset.__table__
+col = datasets.c
+NOW = bindparam("now", type_=col.heartbeat_at.type)
+VERSION = bindparam("of_version")
+_BUILDING = (col.id == bindparam("dataset_id")) & (col.building_version == VERSION)
+
+
+@dataclasses.dataclass(frozen=True)
+class Transition:
+    name: str
+    statement: Update
+
+    def apply(self, db: Any, **params: Any) -> int:
+        """Run it in the caller's transaction; how many rows changed (0: guard failed)."""
+        return db.execute(self.statement, params).rowcount
+
+
+REFRESH = Transition("refresh", update(datasets).where(
+    col.id == bindparam("dataset_id"), col.deleted_at.is_(None),
+    col.building_version.is_(None)).values(
+    status="importing",
+    building_version=case((col.version.is_(None), 1), else_=col.version + 1),
+    import_seq=col.import_seq + 1, heartbeat_at=None, updated_at=NOW))
+CLAIM = Transition("claim", update(datasets).where(
+    _BUILDING, col.deleted_at.is_(None),
+    col.heartbeat_at.is_(None) | (col.heartbeat_at < bindparam(
+        "stale_before", type_=col.heartbeat_at.type))).values(heartbeat_at=NOW))
+BEAT = Transition("beat", update(datasets).where(_BUILDING).values(heartbeat_at=NOW))
+READY = Transition("ready", update(datasets).where(_BUILDING).values(
+    status="ready", version=VERSION, building_version=None, error=None, heartbeat_at=None,
+    updated_at=NOW))
+FAIL = Transition("fail", update(datasets).where(_BUILDING).values(
+    status=case((col.version.is_(None), "failed"), else_="ready"), building_version=None,
+    error=bindparam("error", type_=col.error.type), heartbeat_at=None, updated_at=NOW))
+
+
+def import_stream(dataset_id: str, seq: int) -> str:
+    """The event stream id of a dataset's ``seq``-th import."""
+    return f"{dataset_id}.{seq}"
+
+
+def pin_dataset(s: Session, tenant_id: int, dataset_id: str | None) -> tuple[str | None, int | None]:
+    """The dataset and version a new job of ``tenant_id`` asks about: ``dataset_id``'s
+    current version, else the tenant's default dataset's, else ``(None, None)``: the
+    deployment's built-in dataset.
+
+    Read under a shared lock of the dataset's row, held to the caller's commit, so that
+    the version cannot be removed (``worker/dataset_versions.py``) before the job that
+    pins it is committed. Raises NotFound for an unknown, deleted or another tenant's
+    dataset, Conflict when it has no ready version yet.
+    """
+    query = select(Dataset.id, Dataset.version, Dataset.status).where(
+        Dataset.tenant_id == tenant_id, Dataset.deleted_at.is_(None))
+    if dataset_id is not None:
+        if not is_id(dataset_id):
+            raise NotFound(f"No dataset {dataset_id}.")
+        query = query.where(Dataset.id == dataset_id)
+    else:
+        query = query.where(Dataset.is_default.is_(True)).limit(1)
+    row = s.execute(query.with_for_update(read=True)).first()
+    if row is None:
+        if dataset_id is not None:
+            raise NotFound(f"No dataset {dataset_id}.")
+        return None, None
+    if row.version is None:
+        raise Conflict(f"Dataset {row.id} has no ready version yet (it is {row.status}); "
+                       "ask once its import has finished.", dataset_id=row.id,
+                       dataset_status=row.status)
+    return row.id, row.version

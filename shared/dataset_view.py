@@ -1,0 +1,38 @@
+"""The public JSON shape of a dataset, shared by the API responses and the import's
+terminal event (the API adds its links, ``api/links.py``)."""
+from __future__ import annotations
+
+from typing import Any
+
+from shared.dataset_annotations import Annotations, describe_tables
+from shared.models import Dataset, DatasetVersion, iso
+
+
+def annotations_of(dataset: Dataset) -> Annotations:
+    return Annotations.model_validate(dataset.annotations or {})
+
+
+def public_sources(dataset: Dataset) -> list[dict[str, Any]]:
+    """The sources as clients see them: file names, masked URLs; never paths or secrets."""
+    return [{"file": s["file"]} if "file" in s else {"url": s["url"], "tables": s.get("tables")}
+            for s in dataset.sources or ()]
+
+
+def dataset_to_dict(dataset: Dataset, version: DatasetVersion | None) -> dict[str, Any]:
+    """The dataset with the tables of the version it serves (``version``; none yet: [])."""
+    annotations = annotations_of(dataset)
+    return {
+        "dataset_id": dataset.id,
+        "name": dataset.name,
+        "status": dataset.status,
+        "version": dataset.version,
+        "default": bool(dataset.is_default),
+        "description": annotations.description,
+        "error": dataset.error,
+        "tables": describe_tables(version.tables, annotations) if version is not None else [],
+        "glossary": annotations.glossary,
+        "examples": [e.model_dump() for e in annotations.examples],
+        "sources": public_sources(dataset),
+        "created_at": iso(dataset.created_at),
+        "updated_at": iso(dataset.updated_at),
+    }

@@ -1,0 +1,172 @@
+"""/v1/datasets as a new user meets it: upload a CSV through HTTP, watch it import on a real
+worker (datasets queue), see it ready with its numeric columns numeric, ask about it
+through the offline model and get a chart bound to its rows; another tenant sees none
+of it; bad uploads are refused clearly and leave nothing behind."""
+from __future__ import annotations
+
+import io
+import json
+import uuid
+from pathlib import Path
+
+import pytest
+
+from shared.db import session_scope
+from shared.keys import create_key
+from tests.utils.waiting import wait_for_status, wait_until
+
+SALES = ("region,units,revenue,day\n"
+         "north,10,100.5,2024-01-01\n"
+         "south,NA,20.25,2024-01-02\n"
+         "north,3,NA,NA\n"
+         "east,7,70,2024-01-04\n"
+         "south,1,,2024-01-05\n")
+NUMERIC = {"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "DOUBLE", "FLOAT"}
+
+pytestmark = pytest.mark.usefixtures("celery_worker")
+
+
+def upload(client, auth, name: str, *files: tuple[str, bytes | str], **fields):
+    parts = [(io.BytesIO(content.encode() if isinstance(content, str) else content), filename)
+             for filename, content in files]
+    return client.post("/v1/datasets", headers=auth, content_type="multipart/form-data",
+                       data={"name": name, **({"file": parts} if parts else {}), **fields})
+
+
+def wait_imported(client, auth, dataset_id: str, *, timeout: float = 60) -> dict:
+    """The dataset once its import has ended (ready or failed)."""
+    def ended():
+        view = client.get(f"/v1/datasets/{dataset_id}", headers=auth).get_json()
+        return view if view["status"] != "importing" else None
+    return wait_until(ended, timeout=timeout, interval=0.1)
+
+
+def sse_events(client, auth, path: str) -> list[tuple[str, dict]]:
+    body = client.get(path, headers=auth).get_data(as_text=True)
+    events = []
+    for frame in body.split("\n\n"):
+        fields = dict(line.split(": ", 1) for line in frame.splitlines()
+                      if ": " in line and not line.startswith(":"))
+        if "event" in fields:
+            events.append((fields["event"], json.loads(fields["data"])))
+    return events
+
+
+def other_tenant(settings) -> dict[str, str]:
+    with session_scope(settings.database_url) as s:
+        return {"Authorization": f"Bearer {create_key(s, f'other-{uuid.uuid4().hex[:8]}')}"}
+
+
+def uploads_left(settings) -> list[str]:
+    folder = Path(settings.data_dir) / "uploads"
+    return sorted(p.name for p in folder.iterdir()) if folder.exists() else []
+
+
+def test_a_csv_with_na_nulls_uploads_imports_and_answers_a_question_with_a_chart(
+        client, auth, fake_llm):
+    accepted = upload(client, auth, "Sales", ("sales.csv", SALES))
+    assert accepted.status_code == 202, accepted.get_data(as_text=True)
+    body = accepted.get_json()
+    assert body["status"] == "importing" and body["version"] == 1
+    assert accepted.headers["Location"] == body["links"]["self"] == \
+        f"/v1/datasets/{body['dataset_id']}"
+
+    view = wait_imported(client, auth, body["dataset_id"])
+    assert view["status"] == "ready" and view["version"] == 1 and view["error"] is None
+    assert view["sources"] == [{"file": "sales.csv"}]
+    (table,) = view["tables"]
+    assert table["name"] == "sales" and table["rows"] == 5
+    types = {c["name"]: c["type"] for c in table["columns"]}
+    assert types["units"] in NUMERIC and types["revenue"] in NUMERIC, types
+    assert types["day"] == "DATE"
+    units = next(c for c in table["columns"] if c["name"] == "units")
+    assert units["null_fraction"] == pytest.approx(0.2) and units["max"] == 10
+
+    events = sse_events(client, auth, body["links"]["events"])
+    assert events[-1][0] == "ready" and events[-1][1]["version"] == 1
+    progress = [data for name, data in events if name == "progress"]
+    assert progress and progress[-1] == {"version": 1, "table": "sales", "rows": 5, "done": True,
+                                         "percent": 100.0, "total_rows": 5}
+    assert client.get(f"/v1/datasets/{body['dataset_id']}/events", headers={
+        **auth, "Last-Event-ID": "99999999999999-0"}).status_code == 204
+
+    listed = client.get("/v1/datasets", headers=auth).get_json()["items"]
+    assert [d["dataset_id"] for d in listed] == [body["dataset_id"]]
+
+    job = client.post("/v1/jobs", headers=auth, json={
+        "message": "What is the total revenue by region?",
+        "dataset_id": body["dataset_id"]}).get_json()
+    done = wait_for_status(client, auth, job["job_id"], timeout=60)
+    assert done["status"] == "succeeded", done
+    assert done["dataset_id"] == body["dataset_id"] and done["dataset_version"] == 1
+    (chart,) = done["result"]["charts"]
+    rows = {tuple(r.values()) for r in chart["data"]} if isinstance(chart["data"][0], dict) \
+        else {tuple(r) for r in chart["data"]}
+    assert rows == {("north", 100.5), ("south", 20.25), ("east", 70.0)}, chart["data"]
+
+
+def test_another_tenant_gets_404_for_the_dataset_everywhere(client, auth, settings):
+    dataset_id = upload(client, auth, "Mine", ("mine.csv", "a,b\n1,2\n")).get_json()["dataset_id"]
+    assert wait_imported(client, auth, dataset_id)["status"] == "ready"
+    intruder = other_tenant(settings)
+    for method, path, kwargs in [
+            ("get", f"/v1/datasets/{dataset_id}", {}),
+            ("patch", f"/v1/datasets/{dataset_id}", {"json": {"description": "x"}}),
+            ("delete", f"/v1/datasets/{dataset_id}", {}),
+            ("post", f"/v1/datasets/{dataset_id}/refresh", {}),
+            ("get", f"/v1/datasets/{dataset_id}/events", {}),
+            ("post", "/v1/jobs", {"json": {"message": "How many rows?",
+                                           "dataset_id": dataset_id}}),
+            ("post", "/v1/batches", {"json": {"questions": ["How many rows?"],
+                                              "dataset_id": dataset_id}})]:
+        resp = getattr(client, method)(path, headers=intruder, **kwargs)
+        assert resp.status_code == 404, (method, path, resp.get_data(as_text=True))
+        assert resp.mimetype == "application/problem+json"
+        assert dataset_id in resp.get_json()["detail"]
+    assert client.get("/v1/datasets", headers=intruder).get_json()["items"] == []
+    assert client.get(f"/v1/datasets/{dataset_id}", headers=auth).status_code == 200
+
+
+@pytest.mark.parametrize(("files", "status", "words"), [
+    ([("empty.csv", b"")], 422, ["empty.csv", "empty"]),
+    ([("notes.docx", b"PK\x03\x04 not a table")], 415, ["notes.docx", "supported", ".csv"]),
+    ([], 422, ["file"]),
+])
+def test_bad_uploads_are_refused_and_keep_nothing(client, auth, settings, files, status, words):
+    before = client.get("/v1/datasets", headers=auth).get_json()["items"]
+    resp = upload(client, auth, "Bad", *files)
+    assert resp.status_code == status, resp.get_data(as_text=True)
+    assert resp.mimetype == "application/problem+json"
+    for word in words:
+        assert word in resp.get_json()["detail"]
+    assert client.get("/v1/datasets", headers=auth).get_json()["items"] == before
+    assert uploads_left(settings) == []
+
+
+def test_an_upload_over_the_limit_is_413_and_keeps_nothing(settings, auth):
+    from api import create_app
+
+    small = create_app(settings=settings.model_copy(update={"max_upload_mb": 1}))
+    client = small.test_client()
+    big = "a,b\n" + "12345,67890\n" * 200_000  # 2.4 MB
+    resp = upload(client, auth, "Big", ("big.csv", big))
+    assert resp.status_code == 413, resp.get_data(as_text=True)
+    assert resp.mimetype == "application/problem+json"
+    assert "1 MB" in resp.get_json()["detail"]
+    assert client.get("/v1/datasets", headers=auth).get_json()["items"] == []
+    assert uploads_left(settings) == []
+
+
+def test_a_ragged_csv_fails_naming_the_line_and_no_version_is_made(client, auth, settings):
+    ragged = "a,b,c\n1,2,3\n4,5,6\n7,8\n9,10,11\n"
+    dataset_id = upload(client, auth, "Ragged", ("ragged.csv", ragged)).get_json()["dataset_id"]
+    view = wait_imported(client, auth, dataset_id)
+    assert view["status"] == "failed" and view["version"] is None and view["tables"] == []
+    assert "ragged.csv" in view["error"]["detail"] and "line 4" in view["error"]["detail"]
+    assert view["error"]["code"] == "malformed_source"
+    events = sse_events(client, auth, f"/v1/datasets/{dataset_id}/events")
+    assert events[-1][0] == "failed"
+    assert not list((Path(settings.data_dir) / dataset_id).glob("*.duckdb"))
+    job = client.post("/v1/jobs", headers=auth, json={"message": "How many rows?",
+                                                       "dataset_id": dataset_id})
+    assert job.status_code == 409 and "no ready version" in job.get_json()["detail"]
