@@ -101,10 +101,10 @@ class TenantDatasets:
         if path is None or not path.exists():
             raise JobFailure("dataset_not_found", f"Version {job.dataset_version} of dataset "
                              f"{job.dataset_id} is not available (deleted?).")
-        self.sandbox(key, path)  # opened now: a file that cannot be opened fails the job here
-        return JobData(VersionSandbox(self, key, path), self.system_prompt(*key))
+        self.open_version(key, path)  # opened now: a file that cannot be opened fails the job here
+        return JobData(VersionSandbox(self, key, path), self.version_prompt(*key))
 
-    def sandbox(self, key: tuple[str, int], path: Path) -> SqlSandbox:
+    def open_version(self, key: tuple[str, int], path: Path) -> SqlSandbox:
         """The open sandbox of a version, opening it (and closing the least recently used
         one past ``capacity``) if need be."""
         with self._lock:
@@ -120,7 +120,7 @@ class TenantDatasets:
             old.close()
         return sandbox
 
-    def system_prompt(self, dataset_id: str, version: int) -> str:
+    def version_prompt(self, dataset_id: str, version: int) -> str:
         """The version's prompt for today, built once per (version, annotations, day)."""
         with self.sessions() as s:
             notes = s.scalar(select(Dataset.annotations).where(Dataset.id == dataset_id))
@@ -160,7 +160,7 @@ class VersionSandbox:
     path: Path
 
     def run(self, sql: str, **kwargs: Any) -> QueryResult:
-        return self.datasets.sandbox(self.key, self.path).run(sql, **kwargs)
+        return self.datasets.open_version(self.key, self.path).run(sql, **kwargs)
 
     def describe_schema(self) -> list[tuple[str, list[tuple[str, str]]]]:
-        return self.datasets.sandbox(self.key, self.path).describe_schema()
+        return self.datasets.open_version(self.key, self.path).describe_schema()

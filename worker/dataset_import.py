@@ -33,6 +33,7 @@ from worker.datasets import (
     Source,
     build_version,
     delete_version,
+    remove_stale_builds,
 )
 
 logger = logging.getLogger(__name__)
@@ -46,6 +47,8 @@ class DatasetImporter:
         self.settings = settings
         self.sessions = session_factory(settings.database_url)
         self.events = events
+        # What builds killed with an earlier worker process left behind (builder.py).
+        remove_stale_builds(settings.data_dir)
 
     def run(self, dataset_id: str, version: int) -> str | None:
         """Build ``version`` of the dataset if this worker can claim it; returns the
@@ -67,6 +70,12 @@ class DatasetImporter:
                 built = self._build(sources, dataset_id, version, stream)
             except ImportFailed as exc:
                 return self._failed(dataset_id, version, stream, exc)
+            except Exception:
+                # Not the data's fault; recorded as failed all the same, or the reaper
+                # would send it again forever. (A killed worker raises nothing: resent.)
+                logger.exception("dataset %s v%s: import crashed", dataset_id, version)
+                return self._failed(dataset_id, version, stream, ImportFailed(
+                    "The import stopped on an internal error; it was logged. Try a refresh."))
             finally:
                 beating.set()
             return self._ready(built, stream)

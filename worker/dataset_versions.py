@@ -5,11 +5,14 @@ pinned it (``jobs.dataset_version``, set when the job was submitted); past that 
 file and row go. A deleted dataset (``deleted_at`` set) loses every version once no
 active job pins one, then its uploaded sources and its row. Run after each import and
 by the reaper's sweep; safe to run anywhere at any time (what it removes is unused).
+Uploads an API process was killed while receiving (``uploads/.upload-*.part``) go
+after a day.
 """
 from __future__ import annotations
 
 import logging
 import shutil
+import time
 from pathlib import Path
 
 from sqlalchemy import delete, select
@@ -20,6 +23,8 @@ from shared.models import Dataset, DatasetVersion, Job
 from worker.datasets import delete_version
 
 logger = logging.getLogger(__name__)
+
+ABANDONED_UPLOAD_S = 24 * 3600
 
 
 def retire_versions(settings: Settings, sessions, dataset_id: str | None = None) -> int:
@@ -62,3 +67,16 @@ def _forget_deleted(settings: Settings, sessions, dataset_id: str | None) -> Non
     for ds in gone:
         shutil.rmtree(Path(settings.data_dir) / ds, ignore_errors=True)
         logger.info("dataset %s: deleted, its files removed", ds)
+
+
+def remove_abandoned_uploads(data_dir: str) -> int:
+    """Remove upload parts older than a day (their request died); returns how many."""
+    removed = 0
+    for path in (Path(data_dir) / "uploads").glob(".upload-*.part"):
+        try:
+            if time.time() - path.stat().st_mtime > ABANDONED_UPLOAD_S:
+                path.unlink()
+                removed += 1
+        except FileNotFoundError:
+            continue
+    return removed

@@ -15,7 +15,8 @@
 - A dataset import whose worker died (heartbeat older than ``stale_after_s``) or
   whose message never arrived (no heartbeat ``requeue_queued_after_s`` after it was
   asked for) is sent again; the import's claim lets only one worker build it. Dataset
-  versions no job pins any more are removed (``worker/dataset_versions.py``).
+  versions no job pins any more are removed, and uploads abandoned mid-request
+  (``worker/dataset_versions.py``).
 
 Every change is a guarded UPDATE and every run of a job is a guarded claim, so two
 reapers at once, or a duplicate message, do no harm; a Redis lock still keeps sweeps
@@ -39,7 +40,7 @@ from shared.enqueue import enqueue_jobs, send_import
 from shared.events import EventLog
 from shared.models import Dataset, Job, utcnow
 from shared.redis_client import redis_for
-from worker.dataset_versions import retire_versions
+from worker.dataset_versions import remove_abandoned_uploads, retire_versions
 from worker.runner import announce_end
 
 logger = logging.getLogger(__name__)
@@ -113,6 +114,7 @@ class Reaper:
                            ", ".join(j for ids in todo.values() for j in ids)[:2000])
         imports = self._resend_imports()
         retire_versions(self.settings, self.sessions)
+        remove_abandoned_uploads(self.settings.data_dir)
         return {"stale": stale, "failed": len(failed), "requeued": sent, "imports": imports}
 
     # -- dataset imports whose worker died or whose message was lost --------------------

@@ -10,7 +10,7 @@ from shared.dataset_annotations import Annotations
 
 MAX_NAME_CHARS = 200
 # What the JSON form snapshots: PostgreSQL or MariaDB/MySQL, any driver SQLAlchemy knows.
-DATABASE_URL_PATTERN = r"^(postgresql|postgres|mysql|mariadb)(\+[A-Za-z0-9_]+)?://"
+DATABASE_URL_PATTERN = r"^(postgresql|mysql|mariadb)(\+[A-Za-z0-9_]+)?://"
 
 Name = Annotated[str, StringConstraints(min_length=1, max_length=MAX_NAME_CHARS)]
 

@@ -21,7 +21,14 @@ from shared import dataset_state
 from shared.dataset_annotations import Annotations, check_annotations
 from shared.dataset_view import annotations_of, dataset_to_dict
 from shared.enqueue import send_import
-from shared.errors import BadRequest, Conflict, EmptySource, NotFound, ValidationFailed
+from shared.errors import (
+    BadRequest,
+    Conflict,
+    EmptySource,
+    NotFound,
+    UnsupportedSource,
+    ValidationFailed,
+)
 from shared.models import Dataset, DatasetVersion, is_id, new_id, utcnow
 from worker.datasets import DatabaseSource, FileSource
 from worker.datasets.importers import importer_for
@@ -72,6 +79,12 @@ def create_from_database(res: Resources, tenant_id: int, body: DatasetCreate) ->
     refreshes, and never shown (``sources`` holds it masked)."""
     source = DatabaseSource(body.source.url, tuple(body.source.tables or ()) or None)
     importer_for(source)  # an unsupported backend: 415, nothing kept
+    try:
+        source.parsed().get_dialect()
+    except Exception:  # SQLAlchemy has no such driver here
+        raise UnsupportedSource(f"{source.display}: no database driver for "
+                                f"{source.parsed().drivername!r} here; use postgresql:// "
+                                "or mysql:// (mariadb://).", source="url") from None
     return _commit_new(res, tenant_id, new_id(), body.name,
                        [source.as_dict()], body.source.url)
 
@@ -159,6 +172,9 @@ def patch_dataset(res: Resources, tenant_id: int, dataset_id: str, body: Dataset
         if given - {"default"}:
             row.annotations = annotations.model_dump(exclude_defaults=True)
         if body.default is not None:
+            if body.default and row.version is None:
+                raise Conflict(f"Dataset {dataset_id} has no ready version yet; it can be "
+                               "the default once its import has finished.")
             if body.default:
                 s.execute(update(Dataset).where(Dataset.tenant_id == tenant_id,
                                                 Dataset.id != dataset_id)

@@ -20,6 +20,7 @@ from typing import Self
 from sqlalchemy import update
 
 from shared.config import Settings
+from shared.dataset_state import pin_dataset
 from shared.db import session_factory, session_scope
 from shared.enqueue import enqueue_jobs
 from shared.events import EventLog
@@ -52,9 +53,11 @@ class HeldJobs:
                                   error_code="cancelled"))
 
     def hold(self, message: str = "How many flights are there?", *,
-             conversation_id: str | None = None, updated_at: dt.datetime | None = None) -> dict:
+             conversation_id: str | None = None, updated_at: dt.datetime | None = None,
+             dataset_id: str | None = None) -> dict:
         """A queued job (in a new conversation unless one is given) of the key's tenant;
-        returns its view. ``updated_at`` sets the conversation's last activity."""
+        returns its view. ``updated_at`` sets the conversation's last activity. The job
+        pins its dataset as the API's does (``dataset_id``, else the tenant's default)."""
         with session_scope(self.settings.database_url) as s:
             tenant = tenant_for_key(s, self.api_key)
             if conversation_id is None:
@@ -63,8 +66,10 @@ class HeldJobs:
             else:
                 conversation = s.get(Conversation, conversation_id)
             conversation.updated_at = updated_at or utcnow()
+            pinned_id, pinned_version = pin_dataset(s, tenant.id, dataset_id)
             job = Job(id=new_id(), tenant_id=tenant.id, conversation_id=conversation.id,
-                      message=message, model=self.settings.model)
+                      message=message, model=self.settings.model, dataset_id=pinned_id,
+                      dataset_version=pinned_version)
             s.add(job)
             s.add(Message(conversation_id=conversation.id, job_id=job.id, role="user",
                           text=message))

@@ -136,11 +136,11 @@ class Launcher:
         return child
 
     def worker(self, name: str, *, concurrency: int = 4, **overrides) -> ChildProcess:
-        """A real ``celery worker`` (threads pool) on the chat and reports queues;
-        ``overrides`` are Settings fields that differ for this process alone."""
+        """A real ``celery worker`` (threads pool) on the chat, reports and datasets
+        queues; ``overrides`` are Settings fields that differ for this process alone."""
         return self._start(name, [
             "worker", "--pool", "threads", "--concurrency", str(concurrency),
-            "--queues", "chat,reports", "--hostname", f"{name}@%h", "--without-mingle",
+            "--queues", "chat,reports,datasets", "--hostname", f"{name}@%h", "--without-mingle",
             "--without-gossip", "--loglevel", "INFO"], overrides)
 
     def beat(self) -> ChildProcess:

@@ -53,8 +53,8 @@ def test_system_prompt_holds_the_full_schema_and_only_the_date(runner, settings)
     import datetime as dt
     import re
 
-    prompt = runner.data.system_prompt()
-    columns = runner.data.sandbox.run(
+    prompt = runner.data.builtin.system_prompt()
+    columns = runner.data.builtin.sandbox.run(
         "SELECT table_name, column_name FROM information_schema.columns").rows
     assert len(columns) > 50
     for table, column in columns:
@@ -252,7 +252,7 @@ def test_charts_carry_real_rows_and_bad_charts_are_dropped(runner, settings, fak
     assert result["answer_text"] == "Bad  good {{chart:0}} also bad " or \
         ("{{chart:0}}" in result["answer_text"] and "{{chart:1}}" not in result["answer_text"])
     (chart,) = result["charts"]
-    expected = runner.data.sandbox.run(BY_CARRIER).rows
+    expected = runner.data.builtin.sandbox.run(BY_CARRIER).rows
     assert [(r["carrier"], r["flights"]) for r in chart["data"]] == [tuple(r) for r in expected]
     assert chart["vega_lite"]["$schema"].endswith("/v5.json")
 

@@ -68,7 +68,7 @@ def test_a_model_told_to_read_files_and_attach_databases_is_refused(runner, sett
     assert passwd not in sent, "no file content ever reaches the model"
     assert list(target.iterdir()) == [], "nothing was written on the host"
 
-    healthy = runner.data.sandbox.run("SELECT count(*) AS n FROM flights")
+    healthy = runner.data.builtin.sandbox.run("SELECT count(*) AS n FROM flights")
     assert not healthy.is_error and healthy.rows[0][0] > 0
-    gone = runner.data.sandbox.run("SELECT * FROM pwned")
+    gone = runner.data.builtin.sandbox.run("SELECT * FROM pwned")
     assert gone.is_error and "pwned" in gone.error, "no table was created either"

@@ -64,7 +64,7 @@ class DatabaseSource:
     def parsed(self) -> URL:
         try:
             return make_url(self.url)
-        except ArgumentError:
+        except (ArgumentError, ValueError):  # ValueError: a port that is not a number
             raise UnsupportedSource(
                 "The source URL is not a SQLAlchemy database URL "
                 "(expected e.g. postgresql://user:password@host:5432/dbname).",
