@@ -11,6 +11,9 @@ says whether it did).
                                                                 seq + 1
     CLAIM       building :version, heartbeat unset or stale     heartbeat now (one builder)
     BEAT        building :version                               heartbeat now
+    REQUEUE     building :version, heartbeat stale              heartbeat unset (its builder
+                                                                died: claimable, to be resent)
+    RESENT      building :version, heartbeat unset              updated now (sent again)
     READY       building :version                               ready, version = :version
     FAIL        building :version                               failed, or still ready on the
                                                                 version it had; error stored
@@ -58,6 +61,11 @@ CLAIM = Transition("claim", update(datasets).where(
     col.heartbeat_at.is_(None) | (col.heartbeat_at < bindparam(
         "stale_before", type_=col.heartbeat_at.type))).values(heartbeat_at=NOW))
 BEAT = Transition("beat", update(datasets).where(_BUILDING).values(heartbeat_at=NOW))
+REQUEUE = Transition("requeue", update(datasets).where(
+    _BUILDING, col.heartbeat_at < bindparam("stale_before", type_=col.heartbeat_at.type))
+    .values(heartbeat_at=None, updated_at=NOW))
+RESENT = Transition("resent", update(datasets).where(_BUILDING, col.heartbeat_at.is_(None))
+                    .values(updated_at=NOW))
 READY = Transition("ready", update(datasets).where(_BUILDING).values(
     status="ready", version=VERSION, building_version=None, error=None, heartbeat_at=None,
     updated_at=NOW))

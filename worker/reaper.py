@@ -12,9 +12,10 @@
   to a worker and not yet acknowledged), the oldest of those enqueued more than
   ``requeue_queued_after_s`` ago are sent again. A job merely waiting in a long
   backlog, or taken by a worker that is still starting up, is not duplicated.
-- A dataset import whose worker died (heartbeat older than ``stale_after_s``) or
-  whose message never arrived (no heartbeat ``requeue_queued_after_s`` after it was
-  asked for) is sent again; the import's claim lets only one worker build it. Dataset
+- A dataset import whose worker died (heartbeat older than ``stale_after_s``) is
+  made claimable and sent again; one never claimed ``requeue_queued_after_s`` after
+  it was asked for is sent again when the broker holds fewer messages than such
+  imports (as for jobs). The import's claim lets only one worker build it. Dataset
   versions no job pins any more are removed, and uploads abandoned mid-request
   (``worker/dataset_versions.py``).
 
@@ -33,7 +34,8 @@ from celery import Celery
 from kombu.exceptions import ChannelError
 from sqlalchemy import func, select
 
-from shared import job_state
+from shared import dataset_state, job_state
+from shared.celery_factory import DATASETS_QUEUE
 from shared.config import Settings
 from shared.db import session_factory
 from shared.enqueue import enqueue_jobs, send_import
@@ -120,18 +122,37 @@ class Reaper:
     # -- dataset imports whose worker died or whose message was lost --------------------
 
     def _resend_imports(self) -> int:
+        """Send again the imports whose builder died (heartbeat stale) at once, and those
+        never claimed (unsent, or their message lost) when the broker holds fewer
+        messages than there are such imports; returns how many were sent."""
         now = utcnow()
         stale = now - dt.timedelta(seconds=self.settings.stale_after_s)
         unsent = now - dt.timedelta(seconds=self.settings.requeue_queued_after_s)
-        with self.sessions() as s:
-            lost = s.execute(select(Dataset.id, Dataset.building_version).where(
-                Dataset.building_version.is_not(None), Dataset.deleted_at.is_(None),
-                (Dataset.heartbeat_at < stale)
-                | (Dataset.heartbeat_at.is_(None) & (Dataset.updated_at < unsent)))
-                .limit(100)).all()
-        for dataset_id, version in lost:
-            logger.warning("reaper: dataset %s import of version %s re-sent", dataset_id, version)
-        return sum(send_import(self.celery, dataset_id, version) for dataset_id, version in lost)
+        building = Dataset.building_version.is_not(None) & Dataset.deleted_at.is_(None)
+        send: list[tuple[str, int]] = []
+        with self.sessions.begin() as s:
+            for dataset_id, version in s.execute(select(Dataset.id, Dataset.building_version)
+                                                 .where(building, Dataset.heartbeat_at < stale)
+                                                 .limit(100)).all():
+                if dataset_state.REQUEUE.apply(s, dataset_id=dataset_id, of_version=version,
+                                               stale_before=stale, now=now):
+                    logger.warning("reaper: dataset %s lost its builder of version %s; re-sent",
+                                   dataset_id, version)
+                    send.append((dataset_id, version))
+            unclaimed = s.scalar(select(func.count()).where(
+                building, Dataset.heartbeat_at.is_(None))) - len(send)
+            waiting = s.execute(select(Dataset.id, Dataset.building_version).where(
+                building, Dataset.heartbeat_at.is_(None), Dataset.updated_at < unsent)
+                .order_by(Dataset.updated_at).limit(100)).all()
+            held = self._messages_held(DATASETS_QUEUE) if waiting else None
+            if waiting and held is not None and held < unclaimed:
+                for dataset_id, version in waiting[:unclaimed - held]:
+                    dataset_state.RESENT.apply(s, dataset_id=dataset_id, of_version=version,
+                                               now=now)
+                    logger.warning("reaper: dataset %s import of version %s never reached a "
+                                   "worker; re-sent", dataset_id, version)
+                    send.append((dataset_id, version))
+        return sum(send_import(self.celery, dataset_id, version) for dataset_id, version in send)
 
     # -- running jobs whose worker died ---------------------------------------------
 
