@@ -14,7 +14,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy import select
 
 from bench.worker_fleet import settings_env
-from shared.celery_factory import ASSEMBLE_BATCH, REAP, RUN_JOB, make_celery
+from shared.celery_factory import ASSEMBLE_BATCH, IMPORT_DATASET, REAP, RUN_JOB, make_celery
 from shared.config import PROJECT_ROOT
 from shared.db import session_scope
 from shared.models import Job, LlmCall
@@ -68,6 +68,7 @@ def test_tasks_are_routed_to_named_queues(ops_settings):
     assert router.route({}, RUN_JOB)["queue"].name == "chat"
     assert router.route({}, REAP)["queue"].name == "chat"
     assert router.route({}, ASSEMBLE_BATCH)["queue"].name == "reports"
+    assert router.route({}, IMPORT_DATASET)["queue"].name == "datasets"
 
 
 def test_a_worker_process_works_with_celery_tooling_and_exposes_metrics_and_json_logs(
