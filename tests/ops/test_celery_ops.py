@@ -90,14 +90,20 @@ def test_a_worker_process_works_with_celery_tooling_and_exposes_metrics_and_json
             cwd=PROJECT_ROOT, env=settings_env(ops_settings), stdout=flower_out,
             stderr=subprocess.STDOUT)
     try:
-        wait_until(lambda: _answers(f"{flower_url}/healthcheck"), timeout=30, interval=0.2)
+        # Flower imports the app and connects to the broker first: on a loaded machine
+        # that alone took over 30 s. Bounded, and it stops early if Flower died.
+        wait_until(lambda: flower.poll() is not None or _answers(f"{flower_url}/healthcheck"),
+                   timeout=90, interval=0.2)
+        assert flower.poll() is None, (tmp_path / "flower.txt").read_text()[-3000:]
         queues = celery_cli(ops_settings, "inspect", "active_queues", "--json", "-d",
                             worker.nodename, "--timeout", "5")
         assert queues.returncode == 0, queues.stderr
         names = {q["name"] for q in json.loads(queues.stdout)[worker.nodename]}
         assert names == {"chat", "reports"}
 
-        fake_llm.latency(1200)  # long enough to catch the job in flight
+        # Long enough to catch the job in flight: `celery inspect` is a whole Python start
+        # of its own, which took over 2 s on a loaded machine.
+        fake_llm.latency(6000)
         job_id = submit(ops_client, auth)
         wait_until(lambda: job_row(ops_settings, job_id).status == "running", timeout=30)
         active = celery_cli(ops_settings, "inspect", "active", "--json", "-d", worker.nodename,
