@@ -7,21 +7,33 @@ check and closed after it; PATCH is rare, and the API keeps no DuckDB file open.
 """
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
+
+import duckdb
 
 from shared.config import Settings
 from shared.dataset_annotations import Example
-from shared.errors import ValidationFailed
+from shared.errors import ServiceUnavailable, ValidationFailed
 from worker.datasets import version_path
 from worker.sql_sandbox import SqlSandbox, sandbox_settings
+
+logger = logging.getLogger(__name__)
 
 
 def check_examples(settings: Settings, data_dir: str, dataset_id: str, version: int,
                    examples: Sequence[Example]) -> None:
     """Raise ``ValidationFailed`` naming each example whose SQL fails, with DuckDB's (or
     the sandbox's) error; returns quietly when all of them run."""
-    sandbox = SqlSandbox(version_path(data_dir, dataset_id, version),
-                         **{**sandbox_settings(settings), "processes": 1})
+    try:
+        sandbox = SqlSandbox(version_path(data_dir, dataset_id, version),
+                             **{**sandbox_settings(settings), "processes": 1})
+    except (duckdb.Error, RuntimeError) as exc:
+        logger.warning("dataset %s v%s: cannot open it to check examples: %s", dataset_id,
+                       version, exc)
+        raise ServiceUnavailable(f"Version {version} of dataset {dataset_id} cannot be "
+                                 "opened to check the examples; try again.",
+                                 retry_after=5) from None
     try:
         failures = []
         for index, example in enumerate(examples):
