@@ -112,17 +112,24 @@ OFFLINE_HELP = "Answer with Sunrise's offline model (a test double, not Claude),
 @main.command()
 @click.argument("question")
 @click.option("--conversation", "conversation_id", default=None)
+@click.option("--dataset", "dataset_id", default=None,
+              help="Ask about this dataset (its current version) instead of the built-in data.")
 @click.option("--json", "as_json", is_flag=True, help="Print the whole job as JSON.")
 @click.option("--offline", is_flag=True, help=OFFLINE_HELP)
-def ask(question: str, conversation_id: str | None, as_json: bool, offline: bool) -> None:
+def ask(question: str, conversation_id: str | None, dataset_id: str | None, as_json: bool,
+        offline: bool) -> None:
     """Answer QUESTION in-process (no Redis, no worker needed)."""
+    from shared.errors import SunriseError
     from sunrise.console_output import ProgressPrinter, print_job
     from sunrise.local import ask_local
     from sunrise.offline import llm_settings
 
     with llm_settings(_settings(), offline=offline) as settings:
-        job = ask_local(settings, question, conversation_id=conversation_id,
-                        events=ProgressPrinter())
+        try:
+            job = ask_local(settings, question, conversation_id=conversation_id,
+                            dataset_id=dataset_id, events=ProgressPrinter())
+        except SunriseError as exc:
+            raise click.ClickException(str(getattr(exc, "detail", exc))) from exc
     if as_json:
         click.echo(json.dumps(job, indent=2, default=str))
     else:
@@ -160,11 +167,13 @@ def demo() -> None:
     sys.exit(run_demo(_settings()))
 
 
-from sunrise.eval.cli import eval_command  # noqa: E402 - the commands live with their features
+from sunrise.datasets_cli import datasets  # noqa: E402 - the commands live with their features
+from sunrise.eval.cli import eval_command  # noqa: E402
 from sunrise.report_cli import report  # noqa: E402
 
 main.add_command(report)
 main.add_command(eval_command)
+main.add_command(datasets)
 
 if __name__ == "__main__":
     logging.basicConfig()

@@ -5,17 +5,25 @@
         for event in client.stream(job_id):      # SSE, resumed after a dropped connection
             print(event.event, event.data)
         job = client.wait(job_id)                # or long-poll to the end
+
+        dataset = client.create_dataset("sales", ["orders.csv"])   # files streamed from disk
+        for event in client.dataset_events(dataset["dataset_id"]): # import progress, then
+            print(event.event, event.data)                         # ready or failed
+        job = client.ask("Revenue per month?", dataset_id=dataset["dataset_id"])
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any, NamedTuple, Self
 
 import httpx
 
 TERMINAL = ("succeeded", "failed", "cancelled")
+DATASET_TERMINAL = ("ready", "failed")
 MAX_WAIT_S = 30.0  # the server's long-poll ceiling
 
 
@@ -64,14 +72,20 @@ class SunriseClient:
     # -- jobs -------------------------------------------------------------------------
 
     def submit(self, message: str, *, conversation_id: str | None = None,
+               dataset_id: str | None = None,
                idempotency_key: str | None = None) -> dict[str, Any]:
         """POST /v1/jobs; returns the 202 body (job_id, conversation_id, status, links).
+        Without ``dataset_id`` the job asks the tenant's default dataset, else the
+        built-in one.
 
-        Raises ApiError (409 while the conversation is still answering, 429, 422...).
+        Raises ApiError (409 while the conversation is still answering, 429, 422, 404
+        for a dataset the tenant does not have...).
         """
         body: dict[str, Any] = {"message": message}
         if conversation_id:
             body["conversation_id"] = conversation_id
+        if dataset_id:
+            body["dataset_id"] = dataset_id
         headers = {"Idempotency-Key": idempotency_key} if idempotency_key else {}
         return self._check(self.http.post("/v1/jobs", json=body, headers=headers))
 
@@ -108,12 +122,20 @@ class SunriseClient:
         Raises ApiError, the transport error once reconnecting gave up, or
         TimeoutError when no terminal event came within ``timeout`` s.
         """
+        return self._follow(f"/v1/jobs/{job_id}/events", TERMINAL, f"job {job_id}",
+                            last_event_id, timeout, idle_timeout, reconnects)
+
+    def _follow(self, path: str, terminal: Sequence[str], what: str, after: str | None,
+                timeout: float | None, idle_timeout: float,
+                reconnects: int) -> Iterator[SseEvent]:
+        """The event stream at ``path`` until one of ``terminal``, resumed as ``stream``
+        describes."""
         deadline = None if timeout is None else time.monotonic() + timeout
-        after, failures = last_event_id, 0
+        failures = 0
         while True:
             headers = {"Last-Event-ID": after} if after else {}
             try:
-                with self.http.stream("GET", f"/v1/jobs/{job_id}/events", headers=headers,
+                with self.http.stream("GET", path, headers=headers,
                                       timeout=httpx.Timeout(idle_timeout, connect=5)) as resp:
                     if resp.status_code == 204:
                         return
@@ -121,15 +143,15 @@ class SunriseClient:
                         resp.read()
                         self._check(resp)
                     failures += 1  # until this connection delivers an event
-                    for event in parse_sse(resp.iter_lines()):
+                    for event in parse_sse(resp.iter_lines(), terminal):
                         failures = 0
                         after = event.id or after
                         yield event
-                        if event.event in TERMINAL:
+                        if event.event in terminal:
                             return
                 # The server ends a stream after its time limit; carry on where it stopped.
                 if failures > reconnects:
-                    raise httpx.RemoteProtocolError(f"the event stream of job {job_id} keeps "
+                    raise httpx.RemoteProtocolError(f"the event stream of {what} keeps "
                                                     "closing without any event")
             except httpx.TransportError:
                 failures += 1
@@ -137,7 +159,7 @@ class SunriseClient:
                     raise
                 time.sleep(min(2.0, 0.1 * 2 ** failures))
             if deadline is not None and time.monotonic() > deadline:
-                raise TimeoutError(f"no terminal event for job {job_id} within {timeout} s")
+                raise TimeoutError(f"no terminal event for {what} within {timeout} s")
 
     def ask(self, message: str, **kw) -> dict[str, Any]:
         """Submit and wait: the finished job."""
@@ -160,17 +182,72 @@ class SunriseClient:
         """Delete it; raises ApiError 409 while one of its jobs is still in flight."""
         self._check(self.http.delete(f"/v1/conversations/{conversation_id}"))
 
+    # -- datasets ---------------------------------------------------------------------
 
-def parse_sse(lines: Iterator[str]) -> Iterator[SseEvent]:
-    """Parse SSE lines into events (comments and ``retry:`` skipped); stops after a
-    terminal event."""
+    def create_dataset(self, name: str, files: Sequence[str | Path]) -> dict[str, Any]:
+        """POST /v1/datasets as multipart: ``name`` and one ``file`` part per path. Each
+        file is streamed from disk in chunks, never read into memory whole. Returns the
+        202 body (dataset_id, status ``importing``, links); raises ApiError (413 over the
+        server's upload limit, 422...)."""
+        with contextlib.ExitStack() as opened:
+            parts = [("file", (Path(f).name, opened.enter_context(open(f, "rb"))))
+                     for f in files]
+            # No read timeout: the server answers only once the last byte is on its disk.
+            return self._check(self.http.post("/v1/datasets", data={"name": name}, files=parts,
+                                              timeout=httpx.Timeout(None, connect=5)))
+
+    def snapshot_database(self, name: str, url: str,
+                          tables: Sequence[str] | None = None) -> dict[str, Any]:
+        """POST /v1/datasets with a live database's SQLAlchemy ``url`` (optionally only
+        ``tables``, as ``schema.table``); the 202 body as ``create_dataset``."""
+        source: dict[str, Any] = {"url": url}
+        if tables:
+            source["tables"] = list(tables)
+        return self._check(self.http.post("/v1/datasets", json={"name": name,
+                                                                "source": source}))
+
+    def datasets(self) -> list[dict[str, Any]]:
+        """GET /v1/datasets: the tenant's datasets."""
+        body = self._check(self.http.get("/v1/datasets"))
+        return body["items"] if isinstance(body, dict) else body
+
+    def dataset(self, dataset_id: str) -> dict[str, Any]:
+        """GET /v1/datasets/{id}: status, version, error and tables with their profile."""
+        return self._check(self.http.get(f"/v1/datasets/{dataset_id}"))
+
+    def annotate_dataset(self, dataset_id: str, changes: dict[str, Any]) -> dict[str, Any]:
+        """PATCH /v1/datasets/{id} with descriptions, glossary, examples or
+        ``{"default": True}``; raises ApiError 422 naming an unknown table or column."""
+        return self._check(self.http.patch(f"/v1/datasets/{dataset_id}", json=changes))
+
+    def refresh_dataset(self, dataset_id: str) -> dict[str, Any]:
+        """POST /v1/datasets/{id}/refresh: re-import the same sources as a new version."""
+        return self._check(self.http.post(f"/v1/datasets/{dataset_id}/refresh"))
+
+    def delete_dataset(self, dataset_id: str) -> None:
+        """DELETE /v1/datasets/{id}."""
+        self._check(self.http.delete(f"/v1/datasets/{dataset_id}"))
+
+    def dataset_events(self, dataset_id: str, *, last_event_id: str | None = None,
+                       timeout: float | None = 3600.0, idle_timeout: float = 60.0,
+                       reconnects: int = 5) -> Iterator[SseEvent]:
+        """Yield the import's progress events until (and including) the terminal
+        ``ready`` or ``failed``, resumed across dropped connections as ``stream``."""
+        return self._follow(f"/v1/datasets/{dataset_id}/events", DATASET_TERMINAL,
+                            f"dataset {dataset_id}", last_event_id, timeout, idle_timeout,
+                            reconnects)
+
+
+def parse_sse(lines: Iterator[str], terminal: Sequence[str] = TERMINAL) -> Iterator[SseEvent]:
+    """Parse SSE lines into events (comments and ``retry:`` skipped); stops after an
+    event named in ``terminal``."""
     event_id, name, data = None, "message", []
     for line in lines:
         if line == "":
             if data:
                 ev = SseEvent(event_id, name, json.loads("\n".join(data)))
                 yield ev
-                if ev.event in TERMINAL:
+                if ev.event in terminal:
                     return
             event_id, name, data = None, "message", []
         elif line.startswith(":"):

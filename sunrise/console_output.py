@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Self
 
 from rich.console import Console
 from rich.markup import escape
+from rich.progress import Progress
 from rich.table import Table
 
 from shared.reports.formatting import fmt_usd
@@ -17,6 +18,25 @@ def tokens_phrase(usage: dict[str, Any]) -> str:
     """A call's or a job's tokens in a few words."""
     return (f"{usage['input_tokens']} in, {usage['cache_read_tokens']} cache read, "
             f"{usage['cache_creation_tokens']} cache write, {usage['output_tokens']} out")
+
+
+class LiveProgress:
+    """A rich ``Progress`` drawn while in the ``with`` block, on a terminal only
+    (``live``); subclasses print plain lines otherwise."""
+
+    def __init__(self, console: Console, progress: Progress):
+        self.console = console
+        self.progress = progress
+        self.live = console.is_terminal
+
+    def __enter__(self) -> Self:
+        if self.live:
+            self.progress.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.live:
+            self.progress.stop()
 
 
 class ProgressPrinter:

@@ -22,6 +22,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from shared.reports import FORMATS
 from shared.reports.formatting import fmt_usd
 from sunrise.client import ApiError
+from sunrise.console_output import LiveProgress
 from sunrise.run_options import run_options
 
 POLL_S = 0.5
@@ -59,26 +60,15 @@ def load_questions(path: Path) -> BatchFile:
     return spec
 
 
-class ProgressBar:
+class ProgressBar(LiveProgress):
     """A rich progress bar on a terminal; on anything else, a line every 10%."""
 
     def __init__(self, console: Console):
-        self.console = console
-        self.progress = Progress(TextColumn("{task.description}"), BarColumn(),
-                                 MofNCompleteColumn(), TextColumn("{task.fields[detail]}"),
-                                 TimeElapsedColumn(), console=console)
+        super().__init__(console, Progress(
+            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+            TextColumn("{task.fields[detail]}"), TimeElapsedColumn(), console=console))
         self.task = self.progress.add_task("questions", total=None, detail="")
-        self.live = console.is_terminal
         self.last_step = -1
-
-    def __enter__(self) -> ProgressBar:
-        if self.live:
-            self.progress.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        if self.live:
-            self.progress.stop()
 
     def update(self, view: dict[str, Any]) -> None:
         counts = view["counts"]
