@@ -6,6 +6,7 @@ import { api, getKey, setKey, watchJob } from "./api.js";
 import { el, renderAnswer } from "./render.js";
 import { Progress } from "./progress.js";
 import { initBatches, loadUsage } from "./panels.js";
+import { DataPanel } from "./datasets.js";
 
 const $ = (id) => document.getElementById(id);
 const ui = {
@@ -69,6 +70,7 @@ ui.keyForm.addEventListener("submit", (ev) => {
   clearError();
   showKeyState();
   refreshSidebar();
+  dataPanel.load().catch(sidebarError);
 });
 
 // ---- conversations ------------------------------------------------------
@@ -270,6 +272,8 @@ async function ask(text) {
 
   const body = { message: text };
   if (state.conversationId) body.conversation_id = state.conversationId;
+  const datasetId = dataPanel.selectedId();
+  if (datasetId) body.dataset_id = datasetId;
   // The turn is ours from the click on, so Cancel works even before the job has an id.
   const job = { id: null, sql: new Map(), handle: null, cancelWanted: false };
   state.job = job;
@@ -377,6 +381,20 @@ function refreshSidebar() {
 
 $("usage-refresh").addEventListener("click", () => loadUsage(ui.usage).catch(showError));
 
+const dataPanel = new DataPanel({
+  picker: $("dataset-picker"), info: $("dataset-info"), suggestions: $("suggestions"),
+  schema: $("schema"), uploadForm: $("upload-form"), name: $("upload-name"),
+  files: $("upload-files"), uploadButton: $("upload-submit"), status: $("upload-status"),
+}, {
+  ask: (question) => {
+    if (state.job) return;
+    ui.question.value = question;
+    ui.askForm.requestSubmit();
+  },
+  report: showError,
+});
+$("datasets-refresh").addEventListener("click", () => dataPanel.load().catch(showError));
+
 initBatches({
   form: $("batch-form"),
   questions: $("batch-questions"),
@@ -390,3 +408,4 @@ initBatches({
 showKeyState();
 if (getKey()) ui.key.placeholder = "saved (paste to replace)";
 refreshSidebar();
+dataPanel.load().catch(sidebarError);

@@ -55,3 +55,37 @@ class ConsolePage:
 
     def conversation_items(self):
         return self.page.locator("#conversations [data-testid=conversation-item]")
+
+    # -- datasets -------------------------------------------------------------------
+
+    def upload_dataset(self, name: str, *paths) -> str:
+        """Upload files as dataset ``name`` through the Data panel and wait for the end of
+        its import; returns the status line (``Ready: ...`` or ``Import failed: ...``)."""
+        self.page.fill("#upload-name", name)
+        self.page.set_input_files("#upload-files", [str(p) for p in paths])
+        self.page.click("#upload-submit")
+        state = self.page.locator("[data-testid=upload-state]",
+                                  has_text=re.compile(r"^(Ready|Import failed|Upload failed)"))
+        state.wait_for()
+        return state.inner_text()
+
+    def picker_options(self) -> list[dict]:
+        """The dataset picker's options: value, label, whether chosen and marked default."""
+        return [{"value": o.get_attribute("value"), "label": o.inner_text(),
+                 "selected": o.evaluate("o => o.selected"),
+                 "default": o.get_attribute("data-default") == "true"}
+                for o in self.page.locator("#dataset-picker option").all()]
+
+    def schema_columns(self, table: str) -> dict[str, dict[str, str]]:
+        """The schema browser's columns of ``table``: type and profile text by name."""
+        block = self.page.locator(f"[data-testid=schema-table][data-table={table}]")
+        block.wait_for(state="attached")
+        return {c.get_attribute("data-column"): {
+                    "type": c.locator("[data-testid=column-type]").text_content(),
+                    "profile": c.locator("[data-testid=column-profile]").text_content()}
+                for c in block.locator("[data-testid=schema-column]").all()}
+
+    def suggestions(self) -> list[str]:
+        items = self.page.locator("#suggestions [data-testid=suggestion]")
+        items.first.wait_for()
+        return [s.inner_text() for s in items.all()]

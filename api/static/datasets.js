@@ -1,0 +1,234 @@
+// The Data panel: which dataset questions go to (the tenant's default marked and
+// chosen first), its schema with profile, suggested questions, and uploads from
+// the browser (upload progress from XHR, then import progress from the dataset's
+// event stream, long-polling the dataset when streaming is unavailable).
+
+import { ApiError, api, getKey } from "./api.js";
+import { el, fmtInt } from "./render.js";
+import { columnSummary, suggestQuestions } from "./suggestions.js";
+
+const CHOICE_STORAGE = "sunrise.datasetId";
+const BUILT_IN = "";
+const POLL_MS = 1000;
+const IMPORT_TERMINAL = ["ready", "failed"];
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const datasetPath = (id) => `/v1/datasets/${encodeURIComponent(id)}`;
+const mb = (bytes) => `${(bytes / 2 ** 20).toFixed(1)} MB`;
+const count = (n, noun) => `${fmtInt(n)} ${noun}${n === 1 ? "" : "s"}`;
+
+function withToken(path) {
+  const key = getKey();
+  return key ? `${path}?access_token=${encodeURIComponent(key)}` : path;
+}
+
+/** POST the form as multipart with upload progress; resolves to the 202 body. */
+function uploadForm(form, onProgress) {
+  return new Promise((resolve, reject) => {
+    const xhr = new XMLHttpRequest();
+    xhr.open("POST", "/v1/datasets");
+    xhr.setRequestHeader("Accept", "application/json");
+    const key = getKey();
+    if (key) xhr.setRequestHeader("Authorization", `Bearer ${key}`);
+    xhr.upload.addEventListener("progress", (ev) => {
+      if (ev.lengthComputable) onProgress(ev.loaded, ev.total);
+    });
+    xhr.addEventListener("load", () => {
+      let data = null;
+      try {
+        data = xhr.responseText ? JSON.parse(xhr.responseText) : null;
+      } catch {
+        data = null;
+      }
+      if (xhr.status >= 200 && xhr.status < 300) resolve(data);
+      else reject(new ApiError(xhr.status, (data && data.title) || xhr.statusText || "Upload failed",
+        (data && data.detail) || "", xhr.getResponseHeader("Retry-After")));
+    });
+    xhr.addEventListener("error", () => reject(new ApiError(0, "Network error", "the upload did not reach the API")));
+    xhr.send(form);
+  });
+}
+
+/**
+ * Follow one import: `onEvent(type, data)` for its progress; resolves to the
+ * dataset once the import is over (from the terminal event, else by polling).
+ */
+function followImport(datasetId, onEvent) {
+  const sse = new Promise((resolve) => {
+    if (typeof EventSource === "undefined") {
+      resolve(null);
+      return;
+    }
+    const source = new EventSource(withToken(`${datasetPath(datasetId)}/events`));
+    source.onmessage = (ev) => onEvent("message", JSON.parse(ev.data || "{}"));
+    source.addEventListener("progress", (ev) => onEvent("progress", JSON.parse(ev.data || "{}")));
+    for (const type of IMPORT_TERMINAL) {
+      source.addEventListener(type, () => {
+        source.close();
+        resolve(type);
+      });
+    }
+    source.onerror = () => {
+      if (source.readyState === EventSource.CLOSED) resolve(null);
+    };
+  });
+  return sse.then(async (ending) => {
+    for (;;) {
+      const dataset = await api(datasetPath(datasetId));
+      if (ending || dataset.status !== "importing") return { ending, dataset };
+      await sleep(POLL_MS);
+    }
+  });
+}
+
+export class DataPanel {
+  /** `ui`: the panel's elements; `ask(question)` asks a suggested question; `report(err)` shows errors. */
+  constructor(ui, { ask, report }) {
+    this.ui = ui;
+    this.askQuestion = ask;
+    this.report = report;
+    this.datasets = [];
+    ui.picker.addEventListener("change", () => this.choose(ui.picker.value));
+    ui.uploadForm.addEventListener("submit", (ev) => {
+      ev.preventDefault();
+      this.upload();
+    });
+    ui.files.addEventListener("change", () => {
+      const first = ui.files.files && ui.files.files[0];
+      if (first && !ui.name.value.trim()) ui.name.value = first.name.replace(/\.[^.]+$/, "");
+    });
+  }
+
+  /** The dataset questions go to, or null for the server's choice (the built-in data). */
+  selectedId() {
+    return this.ui.picker.value || null;
+  }
+
+  async load() {
+    // A later load (a new key, an upload) wins over one still in flight.
+    const generation = (this.generation = (this.generation || 0) + 1);
+    const data = await api("/v1/datasets");
+    if (generation !== this.generation) return;
+    this.datasets = (data && (data.items || data)) || [];
+    const stored = localStorage.getItem(CHOICE_STORAGE);
+    const usable = this.datasets.filter((d) => d.version);
+    const fallback = usable.find((d) => d.default);
+    const keep = usable.find((d) => d.dataset_id === stored) ? stored : fallback ? fallback.dataset_id : BUILT_IN;
+    this.renderPicker(keep);
+    await this.choose(keep, false);
+  }
+
+  renderPicker(selected) {
+    const options = [];
+    // Without a dataset_id a job asks the tenant's default: the built-in data is
+    // reachable only while the tenant has none.
+    if (!this.datasets.some((d) => d.default)) options.push(el("option", { value: BUILT_IN }, "Built-in sample data"));
+    for (const d of this.datasets) {
+      const label = d.default ? `${d.name} (default)` : d.name;
+      const note = d.version ? "" : ` (${d.status})`;
+      options.push(el("option", {
+        value: d.dataset_id, disabled: !d.version, "data-default": d.default ? "true" : null,
+      }, label + note));
+    }
+    this.ui.picker.replaceChildren(...options);
+    this.ui.picker.value = selected;
+  }
+
+  async choose(datasetId, remember = true) {
+    if (remember) localStorage.setItem(CHOICE_STORAGE, datasetId);
+    this.ui.picker.value = datasetId;
+    if (!datasetId) {
+      this.ui.info.textContent = "Questions go to the deployment's built-in data.";
+      this.ui.schema.replaceChildren(el("p", { class: "muted" }, "Upload a file to ask about your own data."));
+      this.ui.suggestions.replaceChildren();
+      return;
+    }
+    let dataset;
+    try {
+      dataset = await api(datasetPath(datasetId));
+    } catch (err) {
+      this.report(err);
+      return;
+    }
+    this.ui.info.textContent = `${count(dataset.tables.length, "table")}, version ${dataset.version}`
+      + (dataset.default ? ", the default" : "");
+    this.renderSchema(dataset);
+    this.renderSuggestions(dataset);
+  }
+
+  renderSchema(dataset) {
+    const tables = (dataset.tables || []).map((t) => el("details", { class: "schema-table", "data-testid": "schema-table", "data-table": t.name },
+      el("summary", {}, el("span", { class: "schema-name" }, t.name), el("span", { class: "muted" }, ` ${fmtInt(t.rows)} rows`)),
+      t.description ? el("p", { class: "muted schema-description" }, t.description) : null,
+      el("ul", { class: "schema-columns" }, (t.columns || []).map((c) => el("li", { "data-testid": "schema-column", "data-column": c.name },
+        el("div", {}, el("code", {}, c.name), " ", el("span", { class: "chip", "data-testid": "column-type" }, c.type)),
+        c.description ? el("div", { class: "schema-description" }, c.description) : null,
+        el("div", { class: "muted schema-profile", "data-testid": "column-profile" }, columnSummary(c)))))));
+    this.ui.schema.replaceChildren(...tables);
+  }
+
+  renderSuggestions(dataset) {
+    this.ui.suggestions.replaceChildren(...suggestQuestions(dataset).map((q) => el("button", {
+      type: "button", class: "suggestion", "data-testid": "suggestion", onclick: () => this.askQuestion(q),
+    }, q)));
+  }
+
+  async upload() {
+    const { ui } = this;
+    const files = [...(ui.files.files || [])];
+    const name = ui.name.value.trim();
+    if (!files.length || !name) {
+      this.status("Choose one or more files and give the dataset a name.");
+      return;
+    }
+    const form = new FormData();
+    form.append("name", name);
+    for (const file of files) form.append("file", file, file.name);
+    const total = files.reduce((n, f) => n + f.size, 0);
+    ui.uploadButton.disabled = true;
+    const bar = el("progress", { max: 1, value: 0, "data-testid": "upload-progress" });
+    const text = el("div", { class: "muted", "data-testid": "upload-state" }, `Uploading 0% of ${mb(total)}`);
+    ui.status.replaceChildren(bar, text);
+    try {
+      const created = await uploadForm(form, (loaded, all) => {
+        const percent = Math.floor((100 * loaded) / all);
+        bar.value = loaded / all;
+        bar.dataset.uploaded = String(percent);
+        text.textContent = `Uploading ${percent}% of ${mb(all)}`;
+      });
+      bar.value = 0;
+      bar.removeAttribute("value"); // indeterminate until the import reports
+      text.textContent = "Uploaded; importing…";
+      const { ending, dataset } = await followImport(created.dataset_id, (type, data) => {
+        if (!data || !data.table) return;
+        if (data.percent !== null && data.percent !== undefined) bar.value = data.percent / 100;
+        const rows = data.rows === null || data.rows === undefined ? "" : `: ${fmtInt(data.rows)} rows`;
+        text.textContent = `Importing ${data.table}${rows}${data.done ? " (done)" : ""}`;
+      });
+      if (ending === "failed" || dataset.status === "failed") {
+        const detail = (dataset.error && (dataset.error.detail || dataset.error.title)) || "the import failed";
+        text.textContent = `Import failed: ${detail}`;
+        text.classList.add("bad");
+        bar.value = 0;
+        return;
+      }
+      bar.value = 1;
+      text.textContent = `Ready: ${dataset.name}, ${count(dataset.tables.length, "table")}, `
+        + count(dataset.tables.reduce((n, t) => n + (t.rows || 0), 0), "row");
+      ui.files.value = "";
+      ui.name.value = "";
+      await this.load();
+      await this.choose(dataset.dataset_id);
+    } catch (err) {
+      text.textContent = `Upload failed: ${err.detail || err.message}`;
+      text.classList.add("bad");
+      this.report(err);
+    } finally {
+      ui.uploadButton.disabled = false;
+    }
+  }
+
+  status(message) {
+    this.ui.status.replaceChildren(el("p", { class: "muted" }, message));
+  }
+}
