@@ -12,6 +12,10 @@ The CPU time of each run (all of DuckDB's threads) gives a second row: on a shar
 machine it moves far less with other processes' load than wall time does.
 The file is generated once into ``var/bench/`` (kept for re-runs, never committed).
 
+Memory during an upload (``bench/dataset_upload_memory.py``): the API's and the import
+worker's peak memory while a ~100 MB and the ~1 GB CSV go up through ``POST
+/v1/datasets`` and are imported, on a private stack.
+
 Prompt: synthetic tables shaped like real ones (12 columns: ids, two low-cardinality
 codes that earn value hints, dates, measures; a description per table and some per
 column), rendered by ``build_dataset_prompt`` with the default budget. Tokens are
@@ -38,6 +42,8 @@ logger = logging.getLogger(__name__)
 SPEED_TARGET = 0.8
 FULL_ROWS = 12_000_000  # ≈ 1.0 GB of CSV
 SMOKE_ROWS = 50_000
+UPLOAD_ROWS = (1_200_000, FULL_ROWS)  # ≈ 100 MB and ≈ 1 GB
+SMOKE_UPLOAD_ROWS = (5_000, SMOKE_ROWS)
 ROUNDS = 5
 TABLE_COUNTS = (5, 50, 500)
 BENCH_DIR = VAR_DIR / "bench"
@@ -79,6 +85,12 @@ def run(smoke: bool = False) -> dict:
                     f"{rows / cpu_engine:,.0f} rows/s", f"{rows / cpu_duckdb:,.0f} rows/s",
                     cpu_duckdb / cpu_engine, f"≥ {SPEED_TARGET:g}",
                     cpu_duckdb / cpu_engine >= SPEED_TARGET)]
+    from bench.dataset_upload_memory import measure
+
+    upload_rows, upload = measure([_csv_file(n) for n in (SMOKE_UPLOAD_ROWS if smoke
+                                                         else UPLOAD_ROWS)],
+                                  settings.import_memory_limit)
+    rows_out += upload_rows
     prompts = {}
     for count in TABLE_COUNTS:
         prompts[count] = _prompt_size(count, settings.dataset_prompt_token_budget)
@@ -93,7 +105,7 @@ def run(smoke: bool = False) -> dict:
                   profile_alone_s=round(profile_s, 2), threads=settings.import_threads,
                   memory_limit=settings.import_memory_limit,
                   column_types={"engine": engine_types, "duckdb_defaults": duckdb_types},
-                  prompts=prompts)
+                  prompts=prompts, upload_memory=upload)
 
 
 def markdown(outcome: dict) -> str:
@@ -101,7 +113,19 @@ def markdown(outcome: dict) -> str:
     types = details["column_types"]
     differing = {c: (types["duckdb_defaults"].get(c), t) for c, t in types["engine"].items()
                  if types["duckdb_defaults"].get(c) != t}
-    lines = ["Column types where DuckDB's defaults and the engine differ "
+    upload = details.get("upload_memory")
+    lines = []
+    if upload:
+        lines.append("Upload + import through the HTTP API (Pss in MB; idle = just before the "
+                     f"upload; load average before {upload['load_before']}, after "
+                     f"{upload['load_after']}, on {upload['cpus']} CPUs):\n")
+        lines.append("| file | rows | upload s | import s | API idle | API peak | worker idle "
+                     "| worker peak |\n|---|---|---|---|---|---|---|---|")
+        lines += [f"| {r['file_mb']:,.0f} MB | {r['rows']:,} | {r['upload_s']} | {r['import_s']} "
+                  f"| {r['api_idle_mb']} | {r['api_peak_mb']} | {r['worker_idle_mb']} "
+                  f"| {r['worker_peak_mb']} |" for r in upload["runs"]]
+        lines.append("")
+    lines += ["Column types where DuckDB's defaults and the engine differ "
              "(defaults → engine): " + (", ".join(f"`{c}` {a} → {b}" for c, (a, b)
                                                  in sorted(differing.items())) or "none") + "."]
     return "\n".join(lines)

@@ -113,13 +113,21 @@ def test_faithfulness_corpus_alters_exactly_one_figure():
     assert render(parts, 0, (1, 1.1))[0] == "UA flew 58,665 flights, 19.1%."
 
 
-def test_dataset_import_measures_both_readers_and_three_prompt_sizes():
+def test_dataset_import_measures_both_readers_upload_memory_and_three_prompt_sizes():
     from bench import dataset_import
 
     outcome = dataset_import.run(smoke=True)
     _check_shape(outcome, "dataset_import")
-    speed, cpu, *prompts = outcome["rows"]
+    speed, cpu, api_memory, worker_memory, *prompts = outcome["rows"]
     assert speed["ratio"] > 0 and cpu["ratio"] > 0
+    # Both files went up through the HTTP API and were imported whole, each process
+    # group sampled while that ran.
+    runs = outcome["details"]["upload_memory"]["runs"]
+    assert [r["rows"] for r in runs] == list(dataset_import.SMOKE_UPLOAD_ROWS)
+    assert all(r["api_peak_mb"] >= r["api_idle_mb"] > 0 for r in runs)
+    assert all(r["worker_peak_mb"] >= r["worker_idle_mb"] > 0 for r in runs)
+    assert "API peak memory" in api_memory["measure"] and api_memory["pass"] is not None
+    assert "worker peak memory" in worker_memory["measure"]
     assert len(prompts) == len(dataset_import.TABLE_COUNTS)
     details = outcome["details"]
     assert details["csv_rows"] == dataset_import.SMOKE_ROWS
@@ -130,6 +138,7 @@ def test_dataset_import_measures_both_readers_and_three_prompt_sizes():
     assert sizes[0] < sizes[1] and all(p["pass"] for p in prompts)
     assert "columns looked up" in prompts[-1]["measure"]
     assert "quantity" in dataset_import.markdown(outcome)
+    assert "| file | rows | upload s |" in dataset_import.markdown(outcome)
 
 
 def test_queue_response_sees_the_step_and_the_scaling_rule_acts():
