@@ -51,7 +51,9 @@ def print_datasets(items: Sequence[dict[str, Any]], console: Console) -> None:
         console.print("no datasets yet: add one with `sunrise datasets add NAME FILE...`")
         return
     table = Table(title="datasets")
-    for header in ("id", "name", "status", "version", "tables", "rows", "default"):
+    # The id is what every other command takes: never cut, even in a narrow terminal.
+    table.add_column("id", no_wrap=True, min_width=36)
+    for header in ("name", "status", "version", "tables", "rows", "default"):
         table.add_column(header)
     for d in items:
         tables = d.get("tables") or []

@@ -13,6 +13,7 @@ event stream with a progress bar and exit 1 with the problem's detail if it fail
 from __future__ import annotations
 
 import json
+import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -139,7 +140,13 @@ def list_datasets(as_json: bool, api_url: str, api_key: str | None, tenant: str 
     if as_json:
         click.echo(json.dumps(items, indent=2, default=str))
     else:
-        print_datasets(items, Console())
+        print_datasets(items, _stdout_console())
+
+
+def _stdout_console() -> Console:
+    """Rich's console for tables; piped into a file or another program (no terminal to
+    measure) it gets 120 columns instead of rich's 80, so ids and states are not cut."""
+    return Console() if sys.stdout.isatty() else Console(width=120)
 
 
 @datasets.command("describe")
@@ -154,7 +161,7 @@ def describe(dataset_id: str, as_json: bool, api_url: str, api_key: str | None,
     if as_json:
         click.echo(json.dumps(dataset, indent=2, default=str))
     else:
-        print_dataset(dataset, Console())
+        print_dataset(dataset, _stdout_console())
 
 
 @datasets.command("refresh")
