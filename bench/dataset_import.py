@@ -119,11 +119,13 @@ def markdown(outcome: dict) -> str:
         lines.append("Upload + import through the HTTP API (Pss in MB; idle = just before the "
                      f"upload; load average before {upload['load_before']}, after "
                      f"{upload['load_after']}, on {upload['cpus']} CPUs):\n")
-        lines.append("| file | rows | upload s | import s | API idle | API peak | worker idle "
-                     "| worker peak |\n|---|---|---|---|---|---|---|---|")
-        lines += [f"| {r['file_mb']:,.0f} MB | {r['rows']:,} | {r['upload_s']} | {r['import_s']} "
-                  f"| {r['api_idle_mb']} | {r['api_peak_mb']} | {r['worker_idle_mb']} "
-                  f"| {r['worker_peak_mb']} |" for r in upload["runs"]]
+        lines.append("| file | import memory limit | rows | upload s | import s | API idle "
+                     "| API peak | worker idle | worker peak |\n"
+                     "|---|---|---|---|---|---|---|---|---|")
+        lines += [f"| {r['file_mb']:,.0f} MB | {r.get('memory_limit', '')} | {r['rows']:,} "
+                  f"| {r['upload_s']} | {r['import_s']} | {r['api_idle_mb']} "
+                  f"| {r['api_peak_mb']} | {r['worker_idle_mb']} | {r['worker_peak_mb']} |"
+                  for r in upload["runs"]]
         lines.append("")
     lines += ["Column types where DuckDB's defaults and the engine differ "
              "(defaults → engine): " + (", ".join(f"`{c}` {a} → {b}" for c, (a, b)

@@ -178,6 +178,19 @@ over-estimate; the offline model's bytes / 4 figure is in the details). 5 and 50
 tables of 12 columns fit with every column, descriptions and value hints; 500 do
 not, so the prompt lists the 500 tables with row counts and descriptions cut short,
 and tells the model to read columns from `duckdb_columns()` with `execute_sql`.
+
+**Memory during an upload: the API is flat, the worker is held by its limit.** A 96 MB
+and a 974 MB CSV went up through `POST /v1/datasets` (`sunrise.client`, streamed from
+disk) to a gunicorn API on a private stack and were imported by one `datasets` worker,
+each process group's Pss sampled every 0.1 s. The API peaked at 133–137 MB for both
+(≈ 130 MB idle): werkzeug writes each part to a file in the data dir as it arrives, so
+the request never holds the file. The worker grows with the file -- 380–408 MB for
+96 MB, 674–710 MB for 974 MB over two runs -- because DuckDB keeps the table it builds
+in its buffer pool up to `SUNRISE_IMPORT_MEMORY_LIMIT` (2GB by default) before
+spilling. Imported again with the limit at 512MB, the same 974 MB file added 503 MB
+over the worker's idle size: what an import may take is the setting, not the file.
+Upload and import times in the table are wall times on the shared machine (load
+average in the line above it), for scale only.
 """,
     "queue_response": """
 **Why the worker autoscaler's targets are what they are** (deploy/kubernetes,

@@ -118,16 +118,18 @@ def test_dataset_import_measures_both_readers_upload_memory_and_three_prompt_siz
 
     outcome = dataset_import.run(smoke=True)
     _check_shape(outcome, "dataset_import")
-    speed, cpu, api_memory, worker_memory, *prompts = outcome["rows"]
+    speed, cpu, api_memory, worker_memory, held_memory, *prompts = outcome["rows"]
     assert speed["ratio"] > 0 and cpu["ratio"] > 0
     # Both files went up through the HTTP API and were imported whole, each process
     # group sampled while that ran.
     runs = outcome["details"]["upload_memory"]["runs"]
-    assert [r["rows"] for r in runs] == list(dataset_import.SMOKE_UPLOAD_ROWS)
+    assert [r["rows"] for r in runs] == [*dataset_import.SMOKE_UPLOAD_ROWS,
+                                         dataset_import.SMOKE_UPLOAD_ROWS[-1]]
     assert all(r["api_peak_mb"] >= r["api_idle_mb"] > 0 for r in runs)
     assert all(r["worker_peak_mb"] >= r["worker_idle_mb"] > 0 for r in runs)
     assert "API peak memory" in api_memory["measure"] and api_memory["pass"] is not None
     assert "worker peak memory" in worker_memory["measure"]
+    assert "SUNRISE_IMPORT_MEMORY_LIMIT" in held_memory["measure"]
     assert len(prompts) == len(dataset_import.TABLE_COUNTS)
     details = outcome["details"]
     assert details["csv_rows"] == dataset_import.SMOKE_ROWS
@@ -138,7 +140,7 @@ def test_dataset_import_measures_both_readers_upload_memory_and_three_prompt_siz
     assert sizes[0] < sizes[1] and all(p["pass"] for p in prompts)
     assert "columns looked up" in prompts[-1]["measure"]
     assert "quantity" in dataset_import.markdown(outcome)
-    assert "| file | rows | upload s |" in dataset_import.markdown(outcome)
+    assert "| file | import memory limit | rows |" in dataset_import.markdown(outcome)
 
 
 def test_queue_response_sees_the_step_and_the_scaling_rule_acts():
