@@ -25,7 +25,7 @@ import sys
 import threading
 import time
 
-from bench.figures import percentile, result, row
+from bench.figures import CpuMeter, cpu_rows, percentile, result, row
 from bench.stack import Stack
 from shared.celery_factory import make_celery
 from shared.db import session_factory, session_scope
@@ -53,19 +53,22 @@ def run(smoke: bool = False) -> dict:
     discarded = 0
     with Stack("completion-notify", worker_metrics_port=0) as stack:
         stack.start_fake_llm(latency_ms=LLM_LATENCY_MS)
-        _, base_url = stack.start_api(workers=1)
-        stack.start_worker(concurrency=8)
+        api, base_url = stack.start_api(workers=1)
+        worker = stack.start_worker(concurrency=8)
         key = stack.api_key()
         celery = make_celery(stack.settings)
         try:
             with SunriseClient(base_url, key) as client:
                 client.wait(client.submit(QUESTION)["job_id"], timeout=120)  # warm-up
-            for _ in range(plan["jobs"]):
-                got, late = _one_job(stack, celery, base_url, key, plan["streams"],
-                                     plan["pollers"])
-                discarded += late
-                for kind, values in got.items():
-                    samples[kind] += values
+            meter = CpuMeter({"worker": worker, "api": api,
+                              "offline model": stack.fake_llm_process})
+            with meter.span():
+                for _ in range(plan["jobs"]):
+                    got, late = _one_job(stack, celery, base_url, key, plan["streams"],
+                                         plan["pollers"])
+                    discarded += late
+                    for kind, values in got.items():
+                        samples[kind] += values
         finally:
             celery.close()
     figures = {f"{kind}_{name}_ms": round(percentile(values, pct), 1)
@@ -80,7 +83,11 @@ def run(smoke: bool = False) -> dict:
                                 ("long_poll", "long-poller has its answer"))
             for name in ("p50", "p99")
             for key in (f"{kind}_{name}_ms",)]
-    return result("completion_notify", smoke, rows, figures=figures,
+    # Each job here also serves its waiting clients (streams + pollers) through the API.
+    cpu = meter.per_item_ms(plan["jobs"])
+    rows += cpu_rows("4 completion notify", cpu,
+                     f"job with {plan['streams'] + plan['pollers']} waiting clients")
+    return result("completion_notify", smoke, rows, figures=figures, cpu_ms_per_job=cpu,
                   samples={kind: len(values) for kind, values in samples.items()},
                   discarded_late_clients=discarded, llm_latency_ms=LLM_LATENCY_MS,
                   load_average_1m=round(os.getloadavg()[0], 2), **plan)

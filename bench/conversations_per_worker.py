@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 import time
 
-from bench.figures import CpuMeter, result, row
+from bench.figures import CpuMeter, cpu_rows, result, row
 from bench.profiling import Recording
 from bench.stack import Stack
 from shared.celery_factory import make_celery
@@ -49,9 +49,9 @@ def run(smoke: bool = False, profile: bool = False) -> dict:
             bound_s = CALLS_PER_JOB * latency_ms / 1000
             ratio = bound_s / elapsed
             rss = memory.mb
+            cpu = meter.per_item_ms(size)
             details["runs"][size] = {"concurrency": concurrency, "elapsed_s": round(elapsed, 3),
-                                     "peak_rss_mb": round(rss, 1),
-                                     "cpu_ms_per_job": meter.per_item_ms(size)}
+                                     "peak_rss_mb": round(rss, 1), "cpu_ms_per_job": cpu}
             first = size == sizes[0]
             if profile and first and ratio < TARGET:
                 details["profile"] = _profile(stack, worker, size, elapsed)
@@ -65,6 +65,7 @@ def run(smoke: bool = False, profile: bool = False) -> dict:
                             f"{rss:.0f} MB", "", None,
                             f"≤ {RSS_TARGET_MB} MB" if first else "report",
                             rss <= RSS_TARGET_MB if first else None))
+            rows += cpu_rows("2 conversations per worker", cpu, f"job ({size} at once)")
     return result("conversations_per_worker", smoke, rows, **details)
 
 

@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 from sqlalchemy import func, select
 
-from bench.figures import CpuMeter, result, row
+from bench.figures import CpuMeter, cpu_rows, result, row
 from bench.noop_worker import DONE_KEY, NOOP_TASK
 from bench.profiling import Recording
 from bench.stack import Stack
@@ -30,6 +30,7 @@ logger = logging.getLogger(__name__)
 
 QUESTION = "How many flights did each carrier fly?"
 TARGET = 0.30
+WORKER_CPU_TARGET_MS = 8.0  # 2 model rounds, 1 query, a 0 ms model
 SUBMITTERS = 8
 NOOP_QUEUE = "bench-noop"
 
@@ -50,10 +51,12 @@ def run(smoke: bool = False, profile: bool = False) -> dict:
         _submit_and_wait(stack, base_url, key, 4)
         noop_rates, job_rates = [], []
         meter = CpuMeter({"worker": worker, "api": api, "offline model": stack.fake_llm_process})
+        cpu_rounds = []
         for _ in range(rounds):
             noop_rates.append(_noop_rate(stack, noops))
             with meter.span():
                 job_rates.append(jobs / _submit_and_wait(stack, base_url, key, jobs))
+            cpu_rounds.append(meter.per_item_ms(jobs))
         noop_rate, job_rate = max(noop_rates), max(job_rates)
         ratio = job_rate / noop_rate
         statuses = _statuses(stack)
@@ -63,11 +66,16 @@ def run(smoke: bool = False, profile: bool = False) -> dict:
     rows = [row("1 engine overhead", "full-stack jobs/s ÷ bare Celery no-op tasks/s",
                 f"{job_rate:.1f} jobs/s", f"{noop_rate:.0f} tasks/s", ratio, f"≥ {TARGET}",
                 ratio >= TARGET)]
+    # The least disturbed round, as for the rates; every round is in the details.
+    cpu = min(cpu_rounds, key=lambda spent: spent["worker"])
+    rows += cpu_rows("1 engine overhead", cpu, "job (2 model rounds, 1 query, 0 ms model)",
+                     {"worker": WORKER_CPU_TARGET_MS})
     return result("engine_overhead", smoke, rows, jobs=jobs, noop_tasks=noops,
                   worker_concurrency=concurrency, job_statuses=statuses,
                   rounds={"jobs_per_s": [round(r, 2) for r in job_rates],
                           "noop_tasks_per_s": [round(r, 1) for r in noop_rates]},
-                  cpu_ms_per_job=meter.per_item_ms(jobs), profile=profiles)
+                  cpu_ms_per_job=cpu, cpu_ms_per_job_rounds=cpu_rounds,
+                  profile=profiles)
 
 
 def _noop_rate(stack: Stack, count: int) -> float:

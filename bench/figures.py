@@ -71,3 +71,18 @@ class CpuMeter:
         """CPU milliseconds per item (job, request) of each process, plus wall time."""
         return {name: round(seconds * 1000 / max(1, items), 2)
                 for name, seconds in self.spent.items()}
+
+
+def cpu_rows(figure: str, per_item: dict[str, float], what: str,
+             targets: dict[str, float] | None = None) -> list[dict]:
+    """Table rows for CPU per item: one per targeted process (value ≤ target), then one
+    report row with every process. CPU time, unlike wall time, barely moves with other
+    load on a shared machine, so these are the primary figures of a job's cost."""
+    targets = targets or {}
+    rows = [row(figure, f"{name} CPU per {what}", f"{per_item[name]:.1f} ms", "", None,
+                f"≤ {limit:g} ms", per_item[name] <= limit)
+            for name, limit in targets.items() if name in per_item]
+    spread = " · ".join(f"{name} {ms:.1f}" for name, ms in per_item.items()
+                        if name not in ("wall", "bench driver"))
+    rows.append(row(figure, f"CPU ms per {what}, each process", spread, "", None, "report"))
+    return rows

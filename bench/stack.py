@@ -302,7 +302,8 @@ def _stat(pid: int) -> dict:
     except OSError:
         return {}
     fields = raw.rsplit(")", 1)[1].split()
-    return {"pgrp": int(fields[2]), "cpu": (int(fields[11]) + int(fields[12])) / _TICK}
+    return {"ppid": int(fields[1]), "pgrp": int(fields[2]),
+            "cpu": (int(fields[11]) + int(fields[12])) / _TICK}
 
 
 @dataclasses.dataclass
@@ -324,6 +325,11 @@ def _status_kb(pid: int, field: str) -> int:
             if line.startswith(field + ":"):
                 return int(line.split()[1])
     return 0
+
+
+def children_cpu_seconds(parent: int) -> float:
+    """CPU seconds of the live processes ``parent`` started (a worker's SQL processes)."""
+    return sum(stat["cpu"] for stat in map(_stat, _all_pids()) if stat.get("ppid") == parent)
 
 
 def cpu_of_command(comm: str) -> float:

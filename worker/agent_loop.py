@@ -69,14 +69,13 @@ class AgentLoop:
         timeout = max(1.0, min(self.settings.llm_timeout_s, turn.time_left()))
         streamer = [AnswerStreamer(self.hooks.on_answer_delta)]
 
-        def on_event(event) -> None:
-            if event.type == "text":
-                streamer[0].feed(event.text)
-            elif event.type == "content_block_stop":
-                block = event.content_block
-                if block.type == "thinking" and block.thinking.strip():
-                    self.hooks.on_thinking(round_no, block.thinking)
-                streamer[0].flush()
+        def on_text(text: str) -> None:
+            streamer[0].feed(text)
+
+        def on_block_end(block: dict) -> None:
+            if block.get("type") == "thinking" and block["thinking"].strip():
+                self.hooks.on_thinking(round_no, block["thinking"])
+            streamer[0].flush()
 
         def on_retry(_attempt: int, kind: str) -> None:
             turn.figures.llm_retries += 1
@@ -84,4 +83,5 @@ class AgentLoop:
             streamer[0] = AnswerStreamer(self.hooks.on_answer_delta)  # the reply restarts
 
         return stream_message(self.client, turn.request(), timeout=timeout,
-                              on_event=on_event, on_retry=on_retry).message
+                              on_text=on_text, on_block_end=on_block_end,
+                              on_retry=on_retry).message

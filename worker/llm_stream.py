@@ -9,6 +9,9 @@ doubling to 8 s with jitter), so both kinds of retry feel the same.
 
 Only that case: an error that arrives before the stream starts has already been
 retried by the SDK, and a non-retryable error type fails at once.
+
+The SDK sends the request; its events are read raw (``worker/message_events.py``),
+not through the SDK's per-event objects.
 """
 from __future__ import annotations
 
@@ -27,6 +30,7 @@ from worker.llm_errors import (
     is_mid_stream_error,
     is_retryable_mid_stream,
 )
+from worker.message_events import MessageBuilder, read_message
 
 logger = logging.getLogger(__name__)
 
@@ -42,11 +46,13 @@ def stream_message(
     params: dict,
     *,
     timeout: float,
-    on_event: Callable[[Any], None],
+    on_text: Callable[[str], None] = lambda text: None,
+    on_block_end: Callable[[dict], None] = lambda block: None,
     on_retry: Callable[[int, str], None] = lambda attempt, kind: None,
     sleep: Callable[[float], None] = time.sleep,
 ) -> StreamResult:
-    """Stream one reply, feeding each SDK stream event to ``on_event``.
+    """Stream one reply: ``on_text`` gets each piece of answer text as it arrives,
+    ``on_block_end`` each content block (a dict) once complete.
 
     ``on_retry(n, error_type)`` is called before the n-th retry; the events of the
     broken attempt have been fed already, so a consumer restarts its view of the
@@ -54,15 +60,14 @@ def stream_message(
     good.
     """
     budget = client.max_retries
-    options = FinalRequestOptions.construct(method="post", url="/v1/messages",
-                                            max_retries=budget)
     retries = 0
     while True:
         try:
-            with client.messages.stream(**params, timeout=timeout) as stream:
-                for event in stream:
-                    on_event(event)
-                return StreamResult(stream.get_final_message(), retries)
+            with client.messages.with_streaming_response.create(
+                    **params, stream=True, timeout=timeout) as response:
+                message = read_message(client, response.http_response,
+                                       MessageBuilder(on_text, on_block_end))
+                return StreamResult(message, retries)
         except anthropic.APIError as exc:
             if not is_retryable_mid_stream(exc) or retries >= budget:
                 # Before the stream started, the SDK itself spent its whole budget.
@@ -71,6 +76,8 @@ def stream_message(
             kind = error_type(exc)
             retries += 1
             # The SDK's private helper, so the pauses match its own retries exactly.
+            options = FinalRequestOptions.construct(method="post", url="/v1/messages",
+                                                    max_retries=budget)
             pause = client._calculate_retry_timeout(budget - retries + 1, options, None)
             logger.warning("stream broke with %s; retry %d of %d in %.2f s", kind, retries,
                            budget, pause)

@@ -34,6 +34,9 @@ def test_engine_overhead_measures_both_rates():
     assert details["job_statuses"] == {"succeeded": details["jobs"] + 4}
     assert outcome["rows"][0]["ratio"] > 0
     assert details["cpu_ms_per_job"]["worker"] > 0
+    worker_cpu, every_process = outcome["rows"][1:]
+    assert worker_cpu["measure"].startswith("worker CPU per job") and worker_cpu["target"]
+    assert "mariadb" in every_process["value"] and "redis" in every_process["value"]
 
 
 def test_conversations_per_worker_reports_ratio_and_memory():
@@ -43,9 +46,10 @@ def test_conversations_per_worker_reports_ratio_and_memory():
     _check_shape(outcome, "conversations_per_worker")
     (figures,) = outcome["details"]["runs"].values()
     assert figures["elapsed_s"] > 0 and 0 < figures["peak_rss_mb"] < 4000
-    ratio, memory = outcome["rows"]
+    ratio, memory, cpu = outcome["rows"]
     assert 0 < ratio["ratio"] <= 1.05  # nobody beats the latency bound
     assert memory["value"].endswith("MB")
+    assert cpu["value"].startswith("worker ") and figures["cpu_ms_per_job"]["worker"] > 0
 
 
 def test_api_submit_measures_rate_and_latency():
@@ -53,8 +57,9 @@ def test_api_submit_measures_rate_and_latency():
 
     outcome = api_submit.run(smoke=True)
     _check_shape(outcome, "api_submit")
-    rate, latency = outcome["rows"]
+    rate, latency, api_cpu, _ = outcome["rows"]
     assert rate["ratio"] > 0
+    assert api_cpu["measure"] == "api CPU per submit" and api_cpu["target"] == "≤ 2.5 ms"
     assert "/" in latency["value"] and outcome["details"]["latency_samples"] > 0
 
 
@@ -63,6 +68,7 @@ def test_completion_notify_measures_both_paths():
 
     outcome = completion_notify.run(smoke=True)
     assert outcome["rows"] and outcome["details"]["figures"]
+    assert outcome["details"]["cpu_ms_per_job"]["worker"] > 0
 
 
 def test_token_efficiency_ablation_orders_the_savings():

@@ -9,33 +9,19 @@ accumulated Message shapes mean the offline model is wire-compatible.
 from __future__ import annotations
 
 from itertools import groupby
-from pathlib import Path
 
 import anthropic
 import pytest
-from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import Response
-from starlette.routing import Route
 
-from sunrise.fake_llm import run_in_thread
+from tests.utils.recorded_streams import FIXTURE_FILES, replaying
 
 MODEL = "claude-sonnet-4-6"
-FIXTURES = Path("/work/shared/testdata/anthropic-sdk-fixtures")
-FIXTURE_FILES = sorted(p.name for p in [*FIXTURES.glob("*.txt"), *FIXTURES.glob("*.sse")])
 
 
 @pytest.fixture(scope="module")
 def fixture_server():
-    async def replay(request: Request) -> Response:
-        # Some stored files lost the blank line that ends the last event on the
-        # wire; it is restored so the SDK dispatches `message_stop`.
-        recorded = (FIXTURES / request.headers["x-fixture"]).read_bytes().rstrip(b"\n") + b"\n\n"
-        return Response(recorded, media_type="text/event-stream")
-
-    handle = run_in_thread(app=Starlette(routes=[Route("/v1/messages", replay, methods=["POST"])]))
-    yield handle
-    handle.stop()
+    with replaying() as handle:
+        yield handle
 
 
 def _sdk_stream(base_url: str, headers: dict | None = None, **request) -> tuple[list[str], object]:

@@ -1,0 +1,171 @@
+"""A streamed Messages reply read from its raw server-sent events.
+
+The SDK's ``messages.stream()`` builds a pydantic object for every event and updates
+a model snapshot of the whole message after each one; in a worker running hundreds
+of conversations that was the largest share of its CPU. Here the SDK still makes the
+request -- auth, headers, its retries before the stream starts, its error classes --
+and the event bytes are split and parsed with jiter into plain dicts. The reply is
+built as a ``Message`` once, at the end, by the SDK's own constructor
+(``construct_type``, as its stream does for each block), so every reader of the
+reply sees what ``get_final_message()`` gave. The accumulation follows the SDK's
+``accumulate_event`` delta by delta; ``tests/worker/test_message_events.py`` holds
+the two equal on the recorded real-API streams and the offline model's.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+import anthropic
+import httpx
+import pydantic
+from anthropic._models import construct_type
+from jiter import from_json
+
+# Blocks whose ``input`` arrives as ``input_json_delta`` pieces (the SDK's TRACKS_TOOL_INPUT).
+TOOL_INPUT_BLOCKS = frozenset({"tool_use", "server_tool_use"})
+_EVENT_END = re.compile(rb"\r\n\r\n|\n\n|\r\r")
+
+
+def sse_events(chunks: Iterable[bytes]) -> Iterator[tuple[str, bytes]]:
+    """``(event name, data)`` of each server-sent event in the byte ``chunks``."""
+    pending = b""
+    for chunk in chunks:
+        pending += chunk
+        start = 0
+        for end in _EVENT_END.finditer(pending):
+            event = _parse_event(pending[start:end.start()])
+            if event is not None:
+                yield event
+            start = end.end()
+        pending = pending[start:]
+    if pending.strip():
+        event = _parse_event(pending)
+        if event is not None:
+            yield event
+
+
+def _parse_event(raw: bytes) -> tuple[str, bytes] | None:
+    name, data = "", []
+    for line in raw.splitlines():
+        field, _, value = line.partition(b":")
+        if value.startswith(b" "):
+            value = value[1:]
+        if field == b"event":
+            name = value.decode()
+        elif field == b"data":
+            data.append(value)
+    return (name, b"\n".join(data)) if name or data else None
+
+
+class MessageBuilder:
+    """Builds one reply from its events. ``on_text`` gets each piece of answer text as it
+    arrives; ``on_block_end`` each content block (a dict) once it is complete."""
+
+    def __init__(self, on_text: Callable[[str], None] = lambda text: None,
+                 on_block_end: Callable[[dict], None] = lambda block: None):
+        self.on_text = on_text
+        self.on_block_end = on_block_end
+        self.snapshot: dict | None = None
+        self._json: dict[int, bytes] = {}  # tool input pieces, by block index
+
+    def feed(self, name: str | None, data: dict) -> None:
+        """Apply one event (``name`` is its type) to the reply."""
+        if self.snapshot is None:
+            if name != "message_start":
+                raise RuntimeError(f'Unexpected event order, got {name} before "message_start"')
+            self.snapshot = data["message"]
+            self.snapshot["content"] = list(self.snapshot.get("content") or [])
+            return
+        content = self.snapshot["content"]
+        if name == "content_block_delta":
+            self._delta(data["index"], content[data["index"]], data["delta"])
+        elif name == "content_block_start":
+            content.append(data["content_block"])
+        elif name == "content_block_stop":
+            index = data["index"]
+            self._finish_input(index, content[index])
+            self.on_block_end(content[index])
+        elif name == "message_delta":
+            self._message_delta(data)
+
+    def _delta(self, index: int, block: dict, delta: dict) -> None:
+        kind, block_type = delta.get("type"), block.get("type")
+        if kind == "text_delta" and block_type == "text":
+            block["text"] += delta["text"]
+            self.on_text(delta["text"])
+        elif kind == "input_json_delta" and block_type in TOOL_INPUT_BLOCKS:
+            # Parsed once the block is complete, not after every piece.
+            self._json[index] = self._json.get(index, b"") + delta["partial_json"].encode()
+        elif kind == "thinking_delta" and block_type == "thinking":
+            block["thinking"] += delta["thinking"]
+        elif kind == "signature_delta" and block_type == "thinking":
+            block["signature"] = delta["signature"]
+        elif kind == "citations_delta" and block_type == "text":
+            block["citations"] = [*(block.get("citations") or []), delta["citation"]]
+
+    def _finish_input(self, index: int, block: dict) -> None:
+        buffered = self._json.pop(index, b"")
+        if buffered:
+            try:
+                block["input"] = from_json(buffered, partial_mode=True)
+            except ValueError as exc:  # the SDK's words for it
+                raise ValueError("Unable to parse tool parameter JSON from model. Please retry "
+                                 f"your request or adjust your prompt. Error: {exc}. JSON: "
+                                 f"{buffered.decode()}") from exc
+
+    def _message_delta(self, data: dict) -> None:
+        snapshot, delta, usage = self.snapshot, data.get("delta") or {}, data.get("usage") or {}
+        snapshot["stop_reason"] = delta.get("stop_reason")
+        snapshot["stop_sequence"] = delta.get("stop_sequence")
+        snapshot["stop_details"] = delta.get("stop_details")
+        if delta.get("container") is not None:
+            snapshot["container"] = delta["container"]
+        totals = snapshot.setdefault("usage", {})
+        totals["output_tokens"] = usage.get("output_tokens")
+        # Totals so far: they overwrite; a field left out keeps its message_start value.
+        for field in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens",
+                      "server_tool_use", "output_tokens_details"):
+            if usage.get(field) is not None:
+                totals[field] = usage[field]
+
+    def message(self) -> anthropic.types.Message:
+        """The reply as the SDK's ``Message``; raises RuntimeError when no event came."""
+        if self.snapshot is None:
+            raise RuntimeError("the stream ended before its message_start event")
+        for index, block in enumerate(self.snapshot["content"]):
+            self._finish_input(index, block)  # blocks a cut-off stream never closed
+        try:  # pydantic-core validates in one pass: ~20x cheaper than the SDK's construction
+            return anthropic.types.Message.model_validate(self.snapshot)
+        except pydantic.ValidationError:  # a block type this SDK does not know: as its stream
+            return construct_type(type_=anthropic.types.Message, value=self.snapshot)
+
+
+def read_message(client: anthropic.Anthropic, response: httpx.Response,
+                 builder: MessageBuilder) -> anthropic.types.Message:
+    """Feed the events of a streaming ``response`` to ``builder``; the final message.
+
+    An ``error`` event raises the SDK's status error for it (status 200: the stream
+    had started), exactly as the SDK's own stream does.
+    """
+    for name, data in sse_events(response.iter_bytes()):
+        # As the SDK's stream: "ping" and unnamed events are skipped, "error" raises, and
+        # any other event is read by the ``type`` in its data (unknown types change nothing).
+        if name == "error":
+            raise _stream_error(client, response, data)
+        if name and name != "ping" and data:
+            event = from_json(data)
+            builder.feed(event.get("type"), event)
+    return builder.message()
+
+
+def _stream_error(client: anthropic.Anthropic, response: httpx.Response,
+                  data: bytes) -> anthropic.APIStatusError:
+    body: Any = data.decode(errors="replace")
+    try:
+        body = from_json(data)
+        message = f"{body}"
+    except ValueError:
+        message = body or f"Error code: {response.status_code}"
+    return client._make_status_error(message, body=body, response=response)
