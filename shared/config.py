@@ -88,6 +88,10 @@ class Settings(BaseSettings):
 
     # The worker and the reaper.
     worker_concurrency: int = 64
+    # Celery task events (task-sent/received/succeeded), for `celery events` and Flower.
+    # Off by default: they cost every job a few messages through Redis; Flower turns
+    # them on in running workers itself (`enable_events`), `celery events` needs this.
+    task_events: bool = False
     heartbeat_s: float = 5.0
     stale_after_s: float = 60.0
     requeue_queued_after_s: float = 30.0

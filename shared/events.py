@@ -2,6 +2,7 @@
 
 Stream entry ids double as SSE ``id:`` values, so ``Last-Event-ID`` resumes exactly.
 Exactly one terminal event is ever written per job (guarded by a SET NX marker).
+A publish is one Lua script: the guard, the entries and the expiry in one round trip.
 """
 from __future__ import annotations
 
@@ -64,6 +65,23 @@ def stream_key(kind: str, object_id: str) -> str:
     return f"sunrise:events:{kind}:{object_id}"
 
 
+# KEYS: the stream, its terminal marker. ARGV: maxlen, ttl, the terminal event of the
+# batch ("" if none), then event, data pairs. Nothing is written when the marker is
+# already set; returns the last entry id, or nil then.
+_PUBLISH = """
+if ARGV[3] ~= '' and not redis.call('SET', KEYS[2], ARGV[3], 'NX', 'EX', ARGV[2]) then
+  return false
+end
+local id = false
+for i = 4, #ARGV, 2 do
+  id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'event', ARGV[i],
+                  'data', ARGV[i + 1])
+end
+redis.call('EXPIRE', KEYS[1], ARGV[2])
+return id
+"""
+
+
 class EventLog:
     """Append and read the event stream of jobs (``kind="job"``) or batches."""
 
@@ -73,22 +91,28 @@ class EventLog:
         self.maxlen = maxlen
         self.ttl_s = ttl_s
         self.kind = kind
+        self._publish = client.register_script(_PUBLISH)
 
     def publish(self, object_id: str, event: str, data: dict[str, Any]) -> str | None:
         """Append one event; a terminal event is written at most once per object.
 
         Returns the stream id, or None when a terminal event was already written.
         """
+        return self.publish_many(object_id, [(event, data)])
+
+    def publish_many(self, object_id: str, events: list[tuple[str, dict[str, Any]]]) -> str | None:
+        """Append ``events`` (name, data) in order, in one round trip. A terminal event
+        must come last; when the object already has one, nothing is written.
+
+        Returns the last stream id, or None when a terminal event was already written.
+        """
         key = stream_key(self.kind, object_id)
-        if event in TERMINAL_EVENTS and not self.client.set(
-                f"{key}:terminal", event, nx=True, ex=self.ttl_s):
-            return None
-        payload = json.dumps(data, default=str, separators=(",", ":"))
-        pipe = self.client.pipeline(transaction=False)
-        pipe.xadd(key, {"event": event, "data": payload}, maxlen=self.maxlen, approximate=True)
-        pipe.expire(key, self.ttl_s)
-        entry_id, _ = pipe.execute()
-        return entry_id
+        terminal = events[-1][0] if events[-1][0] in TERMINAL_EVENTS else ""
+        args: list[Any] = [self.maxlen, self.ttl_s, terminal]
+        for event, data in events:
+            args += [event, json.dumps(data, default=str, separators=(",", ":"))]
+        entry_id = self._publish(keys=[key, f"{key}:terminal"], args=args)
+        return entry_id.decode() if isinstance(entry_id, bytes) else entry_id
 
     def last_id(self, object_id: str) -> str:
         """The id of the newest event, or ``"0-0"`` when there is none yet."""

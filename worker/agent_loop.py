@@ -84,4 +84,4 @@ class AgentLoop:
 
         return stream_message(self.client, turn.request(), timeout=timeout,
                               on_text=on_text, on_block_end=on_block_end,
-                              on_retry=on_retry).message
+                              on_read=self.hooks.on_stream_read, on_retry=on_retry).message

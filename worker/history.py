@@ -1,10 +1,18 @@
 """Prior turns of a conversation as the model sees them: role + final text, nothing else."""
 from __future__ import annotations
 
-from sqlalchemy import select
-from sqlalchemy.orm import Session
+from typing import Any
+
+from sqlalchemy import bindparam, select
 
 from shared.models import Message
+
+messages = Message.__table__
+# Built once: the worker reads a conversation's history for every job.
+_TURNS = (select(messages.c.job_id, messages.c.role, messages.c.text)
+          .where(messages.c.conversation_id == bindparam("conversation_id"),
+                 messages.c.job_id != bindparam("exclude_job_id"))
+          .order_by(messages.c.id))
 
 
 def estimate_tokens(text: str) -> int:
@@ -13,20 +21,18 @@ def estimate_tokens(text: str) -> int:
 
 
 def load_history(
-    session: Session, conversation_id: str, *, exclude_job_id: str, max_turns: int,
+    conn: Any, conversation_id: str, *, exclude_job_id: str, max_turns: int,
     token_budget: int,
 ) -> list[dict]:
     """Completed question/answer pairs, oldest first, newest kept within both caps.
+    ``conn`` is a connection or a session.
 
     A question whose job produced no answer (failed, cancelled, or a blank one) is
     left out, so the roles always alternate user, assistant and no turn is empty. Tool traces are never stored, so none
     can be replayed.
     """
-    rows = session.execute(
-        select(Message.job_id, Message.role, Message.text)
-        .where(Message.conversation_id == conversation_id, Message.job_id != exclude_job_id)
-        .order_by(Message.id)
-    ).all()
+    rows = conn.execute(_TURNS, {"conversation_id": conversation_id,
+                                 "exclude_job_id": exclude_job_id}).all()
     by_job: dict[str, dict[str, str]] = {}
     for job_id, role, text in rows:
         by_job.setdefault(job_id, {})[role] = text

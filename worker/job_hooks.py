@@ -3,24 +3,27 @@
 Every model call and tool call is stored (``llm_calls``, ``tool_calls``) and becomes an
 event on the job's stream; thinking summaries and the answer as it is written are
 events only (thinking is never stored). Metrics count calls when a registry is given.
+Events go through the runner's sink (``worker/job_events.py``), which batches them.
 """
 from __future__ import annotations
 
 from typing import Any
 
-from shared.events import EventSink
 from shared.logging_setup import set_log_field
 from shared.usage_figures import CALL_FIELDS, CallUsage, usage_view
+from worker.job_events import JobSink
 from worker.job_store import ClaimedJob, JobStore
 from worker.tools import ToolRun
 
 
 class JobHooks:
-    def __init__(self, job: ClaimedJob, store: JobStore, events: EventSink, metrics: Any):
+    def __init__(self, job: ClaimedJob, store: JobStore, events: JobSink, metrics: Any):
         self.job = job
         self.store = store
         self.events = events
         self.metrics = metrics
+        # The cancel flag as read with the last tool call's row, for the boundary after it.
+        self._cancel_flag: bool | None = None
 
     def on_llm_call(self, round_no: int, usage: CallUsage, stop_reason: str | None,
                     ms: int) -> None:
@@ -42,7 +45,7 @@ class JobHooks:
 
     def on_tool_call(self, round_no: int, run: ToolRun) -> None:
         set_log_field("round", round_no)
-        self.store.record_tool_call(self.job, round_no, run)
+        self._cancel_flag = self.store.record_tool_call(self.job, round_no, run)
         self.events.publish(self.job.id, "tool_call", {
             "round": round_no, "tool": run.tool, "query_id": run.query_id,
             "sql": run.input_text, "rows": run.rows, "cached": run.cached,
@@ -51,5 +54,11 @@ class JobHooks:
     def on_answer_delta(self, text: str) -> None:
         self.events.publish(self.job.id, "answer_delta", {"text": text})
 
+    def on_stream_read(self) -> None:
+        self.events.flush(self.job.id)
+
     def cancel_requested(self) -> bool:
-        return self.store.cancel_requested(self.job.id)
+        """Asked at each round boundary; after a tool round the flag came with the round's
+        last write (nothing runs between it and the boundary), else it is read now."""
+        flag, self._cancel_flag = self._cancel_flag, None
+        return flag if flag is not None else self.store.cancel_requested(self.job.id)

@@ -12,7 +12,7 @@ import dataclasses
 import datetime as dt
 import logging
 
-from sqlalchemy import bindparam, insert, select, update
+from sqlalchemy import bindparam, exists, insert, select, update
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -84,13 +84,23 @@ jobs, llm_calls, conversations = Job.__table__, LlmCall.__table__, Conversation.
 _CLAIMED = select(jobs.c.id, jobs.c.tenant_id, jobs.c.conversation_id, jobs.c.message,
                   jobs.c.model, jobs.c.attempt, jobs.c.dataset_id, jobs.c.dataset_version
                   ).where(jobs.c.id == bindparam("job_id"))
-_LLM_CALL_SEEN = select(llm_calls.c.id).where(llm_calls.c.job_id == bindparam("job_id"),
-                                              llm_calls.c.attempt == bindparam("attempt"),
-                                              llm_calls.c.round == bindparam("round")).limit(1)
 _JOB_ROW = select(jobs).where(jobs.c.id == bindparam("job_id"))
-_INSERT_LLM_CALL = insert(llm_calls)
+# An LLM call's row unless this (job, attempt, round) has one already, in one statement:
+# a retry after a commit whose acknowledgement was lost must not bill twice.
+_LLM_CALL_COLUMNS = [c for c in llm_calls.c if c.name != "id"]
+_INSERT_LLM_CALL_ONCE = insert(llm_calls).from_select(
+    [c.name for c in _LLM_CALL_COLUMNS],
+    select(*(bindparam(c.name, type_=c.type) for c in _LLM_CALL_COLUMNS)).where(~exists().where(
+        llm_calls.c.job_id == bindparam("job_id"), llm_calls.c.attempt == bindparam("attempt"),
+        llm_calls.c.round == bindparam("round"))),
+    include_defaults=False)
+_LLM_CALL_DEFAULTS = {c.name: c.default.arg for c in _LLM_CALL_COLUMNS
+                      if c.default is not None and c.default.is_scalar}
 _INSERT_TOOL_CALL = insert(ToolCall.__table__)
 _INSERT_MESSAGE = insert(Message.__table__)
+_ANSWER_STORED = select(Message.__table__.c.id).where(
+    Message.__table__.c.job_id == bindparam("job_id"),
+    Message.__table__.c.role == "assistant").limit(1)
 _TOUCH_CONVERSATION = (update(conversations)
                        .where(conversations.c.id == bindparam("conversation_id"))
                        .values(updated_at=job_state.NOW))
@@ -133,26 +143,24 @@ class JobStore:
     def record_llm_call(self, job: ClaimedJob, round_no: int, usage: dict, stop_reason, ms: int):
         """Store one LLM call's usage, once per (job, attempt, round) however often retried."""
         with self.engine.begin() as conn:
-            # A retry after a commit whose acknowledgement was lost must not bill twice.
-            if conn.scalar(_LLM_CALL_SEEN, {"job_id": job.id, "attempt": job.attempt,
-                                            "round": round_no}):
-                return
-            conn.execute(_INSERT_LLM_CALL, {
-                "job_id": job.id, "tenant_id": job.tenant_id, "attempt": job.attempt,
-                "round": round_no, "model": job.model, "stop_reason": stop_reason, "ms": ms,
-                **usage})
+            conn.execute(_INSERT_LLM_CALL_ONCE, {
+                **_LLM_CALL_DEFAULTS, "job_id": job.id, "tenant_id": job.tenant_id,
+                "attempt": job.attempt, "round": round_no, "model": job.model,
+                "stop_reason": stop_reason, "ms": ms, "created_at": utcnow(), **usage})
 
     @_retry_db
-    def record_tool_call(self, job: ClaimedJob, round_no: int, run):
+    def record_tool_call(self, job: ClaimedJob, round_no: int, run) -> bool:
         """Store one tool call (a ``worker.tools.ToolRun``) of the trace, retried through a
         short database outage. Its input and error are the model's and DuckDB's text:
-        cut to their columns."""
+        cut to their columns. Returns the job's cancel flag, read in the same
+        transaction: the round boundary that follows needs no query of its own."""
         with self.engine.begin() as conn:
             conn.execute(_INSERT_TOOL_CALL, {
                 "job_id": job.id, "attempt": job.attempt, "round": round_no, "tool": run.tool,
                 "query_id": run.query_id, "sql": storable(run.input_text), "rows": run.rows,
                 "cached": run.cached, "is_error": run.is_error, "error": storable(run.error),
                 "ms": int(run.ms)})
+            return job_state.cancel_was_asked(conn, job.id)
 
     @_retry_db
     def finish(self, job: ClaimedJob, outcome: JobEnding) -> Job | None:
@@ -165,8 +173,7 @@ class JobStore:
         """
         now = utcnow()
         answer_text = storable(outcome.answer_text, None)
-        with self.sessions.begin() as s:
-            conn = s.connection()
+        with self.engine.begin() as conn:
             changed = job_state.FINISH.apply(
                 conn, job_id=job.id, of_attempt=job.attempt, status=outcome.status,
                 answer_text=answer_text, charts=outcome.charts, parse_path=outcome.parse_path,
@@ -174,10 +181,11 @@ class JobStore:
                 error_code=outcome.error_code, error_message=storable(outcome.error_message),
                 finished_at=now, heartbeat_at=now, **outcome.usage)
             if not changed:
-                if self._already_written(s, job, outcome):
+                row = conn.execute(_JOB_ROW, {"job_id": job.id}).one_or_none()
+                if self._already_written(conn, row, job, outcome):
                     logger.warning("job %s attempt %s: an earlier try of this write committed",
                                    job.id, job.attempt)
-                    return s.get(Job, job.id)
+                    return Job(**row._mapping)
                 logger.warning("job %s attempt %s lost ownership; result discarded", job.id, job.attempt)
                 return None
             if outcome.status == "succeeded":
@@ -192,14 +200,12 @@ class JobStore:
             return Job(**conn.execute(_JOB_ROW, {"job_id": job.id}).one()._mapping)
 
     @staticmethod
-    def _already_written(s: Session, job: ClaimedJob, outcome: JobEnding) -> bool:
+    def _already_written(conn, row, job: ClaimedJob, outcome: JobEnding) -> bool:
         # A retried finish whose first commit landed but whose reply was lost finds the
         # row already holding this attempt's outcome; reporting it lets the terminal
         # event still be published. The reaper never writes messages or these codes.
-        row = s.get(Job, job.id)
         if row is None or row.attempt != job.attempt or row.status != outcome.status:
             return False
         if outcome.status == "succeeded":
-            return bool(s.scalar(select(Message.id).where(Message.job_id == job.id,
-                                                         Message.role == "assistant")))
+            return bool(conn.scalar(_ANSWER_STORED, {"job_id": job.id}))
         return row.error_code == outcome.error_code

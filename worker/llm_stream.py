@@ -48,11 +48,13 @@ def stream_message(
     timeout: float,
     on_text: Callable[[str], None] = lambda text: None,
     on_block_end: Callable[[dict], None] = lambda block: None,
+    on_read: Callable[[], None] = lambda: None,
     on_retry: Callable[[int, str], None] = lambda attempt, kind: None,
     sleep: Callable[[float], None] = time.sleep,
 ) -> StreamResult:
     """Stream one reply: ``on_text`` gets each piece of answer text as it arrives,
-    ``on_block_end`` each content block (a dict) once complete.
+    ``on_block_end`` each content block (a dict) once complete, ``on_read()`` comes
+    after the events of each network read.
 
     ``on_retry(n, error_type)`` is called before the n-th retry; the events of the
     broken attempt have been fed already, so a consumer restarts its view of the
@@ -66,7 +68,7 @@ def stream_message(
             with client.messages.with_streaming_response.create(
                     **params, stream=True, timeout=timeout) as response:
                 message = read_message(client, response.http_response,
-                                       MessageBuilder(on_text, on_block_end))
+                                       MessageBuilder(on_text, on_block_end), on_read)
                 return StreamResult(message, retries)
         except anthropic.APIError as exc:
             if not is_retryable_mid_stream(exc) or retries >= budget:

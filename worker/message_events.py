@@ -30,20 +30,35 @@ _EVENT_END = re.compile(rb"\r\n\r\n|\n\n|\r\r")
 
 def sse_events(chunks: Iterable[bytes]) -> Iterator[tuple[str, bytes]]:
     """``(event name, data)`` of each server-sent event in the byte ``chunks``."""
-    pending = b""
+    splitter = SseSplitter()
     for chunk in chunks:
-        pending += chunk
-        start = 0
-        for end in _EVENT_END.finditer(pending):
-            event = _parse_event(pending[start:end.start()])
+        yield from splitter.feed(chunk)
+    yield from splitter.end()
+
+
+class SseSplitter:
+    """Splits a byte stream into server-sent events, one network read at a time."""
+
+    def __init__(self) -> None:
+        self.pending = b""
+
+    def feed(self, chunk: bytes) -> list[tuple[str, bytes]]:
+        """The events this read completes."""
+        self.pending += chunk
+        events, start = [], 0
+        for end in _EVENT_END.finditer(self.pending):
+            event = _parse_event(self.pending[start:end.start()])
             if event is not None:
-                yield event
+                events.append(event)
             start = end.end()
-        pending = pending[start:]
-    if pending.strip():
-        event = _parse_event(pending)
-        if event is not None:
-            yield event
+        self.pending = self.pending[start:]
+        return events
+
+    def end(self) -> list[tuple[str, bytes]]:
+        """The last event, when the stream ended without its blank line."""
+        event = _parse_event(self.pending) if self.pending.strip() else None
+        self.pending = b""
+        return [event] if event is not None else []
 
 
 def _parse_event(raw: bytes) -> tuple[str, bytes] | None:
@@ -143,13 +158,25 @@ class MessageBuilder:
 
 
 def read_message(client: anthropic.Anthropic, response: httpx.Response,
-                 builder: MessageBuilder) -> anthropic.types.Message:
+                 builder: MessageBuilder,
+                 on_read: Callable[[], None] = lambda: None) -> anthropic.types.Message:
     """Feed the events of a streaming ``response`` to ``builder``; the final message.
+    ``on_read`` is called once the events of each network read are fed.
 
     An ``error`` event raises the SDK's status error for it (status 200: the stream
     had started), exactly as the SDK's own stream does.
     """
-    for name, data in sse_events(response.iter_bytes()):
+    splitter = SseSplitter()
+    for chunk in response.iter_bytes():
+        _feed(client, response, builder, splitter.feed(chunk))
+        on_read()
+    _feed(client, response, builder, splitter.end())
+    return builder.message()
+
+
+def _feed(client: anthropic.Anthropic, response: httpx.Response, builder: MessageBuilder,
+          events: list[tuple[str, bytes]]) -> None:
+    for name, data in events:
         # As the SDK's stream: "ping" and unnamed events are skipped, "error" raises, and
         # any other event is read by the ``type`` in its data (unknown types change nothing).
         if name == "error":
@@ -157,7 +184,6 @@ def read_message(client: anthropic.Anthropic, response: httpx.Response,
         if name and name != "ping" and data:
             event = from_json(data)
             builder.feed(event.get("type"), event)
-    return builder.message()
 
 
 def _stream_error(client: anthropic.Anthropic, response: httpx.Response,

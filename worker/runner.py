@@ -4,7 +4,6 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from typing import Any
 
 from shared.config import Settings
 from shared.db import session_factory
@@ -18,31 +17,12 @@ from worker.agent_loop import AgentLoop
 from worker.data_source import DataSource, TenantDatasets
 from worker.heartbeat import Heartbeats
 from worker.history import load_history
+from worker.job_events import job_sink
 from worker.job_hooks import JobHooks
 from worker.job_store import ClaimedJob, JobEnding, JobStore
 from worker.llm_client import MISSING_KEY_HELP, make_client
 
 logger = logging.getLogger(__name__)
-
-
-class NullSink:
-    def publish(self, object_id: str, event: str, data: dict[str, Any]) -> None:
-        return None
-
-
-class BestEffortSink:
-    """Publishes through ``sink`` but never fails a job over it: events are progress
-    reports, the database row is the truth (SSE and long-poll fall back to it)."""
-
-    def __init__(self, sink: EventSink):
-        self.sink = sink
-
-    def publish(self, object_id: str, event: str, data: dict[str, Any]) -> Any:
-        try:
-            return self.sink.publish(object_id, event, data)
-        except Exception as exc:
-            logger.warning("job %s: %s event not published: %s", object_id, event, exc)
-            return None
 
 
 class JobRunner:
@@ -66,7 +46,7 @@ class JobRunner:
         self.store = JobStore(session_factory(settings.database_url),
                               stale_after_s=settings.stale_after_s)
         self.heartbeats = Heartbeats(self.store.sessions, interval_s=settings.heartbeat_s)
-        self.events = BestEffortSink(events) if events is not None else NullSink()
+        self.events = job_sink(events)
         self.client = client or make_client(settings)
         self.data = data or TenantDatasets(settings)
         self.metrics = metrics
@@ -110,8 +90,8 @@ class JobRunner:
 
     def history(self, job: ClaimedJob) -> list[dict]:
         """The earlier turns of the job's conversation, as the model is to see them."""
-        with self.store.sessions() as s:
-            return load_history(s, job.conversation_id, exclude_job_id=job.id,
+        with self.store.engine.connect() as conn:
+            return load_history(conn, job.conversation_id, exclude_job_id=job.id,
                                 max_turns=self.settings.history_turns,
                                 token_budget=self.settings.history_token_budget)
 
@@ -135,6 +115,7 @@ class JobRunner:
         ending.usage = figures.row(wall_ms=int((time.perf_counter() - started) * 1000))
         row = self.store.finish(job, ending)
         if row is None:
+            self.events.flush(job.id)  # what the run reported, without an ending of ours
             return None
         logger.info("job %s %s", job.id, row.status)
         if self.metrics is not None:

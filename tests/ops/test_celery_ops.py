@@ -75,7 +75,9 @@ def test_a_worker_process_works_with_celery_tooling_and_exposes_metrics_and_json
         ops_settings, ops_client, ops_auth, start_worker, fake_llm, tmp_path):
     auth, _ = ops_auth
     port = free_port()
-    worker = start_worker(SUNRISE_LOG_FORMAT="json", SUNRISE_WORKER_METRICS_PORT=str(port))
+    # Task events are off unless asked for (`celery events` below reads them).
+    worker = start_worker(SUNRISE_LOG_FORMAT="json", SUNRISE_WORKER_METRICS_PORT=str(port),
+                          SUNRISE_TASK_EVENTS="1")
     events_log = tmp_path / "events.txt"
     flower_port = free_port()
     flower_url = f"http://127.0.0.1:{flower_port}"

@@ -40,3 +40,16 @@ def test_streams_expire_and_are_capped(log, redis_url):
     key = f"sunrise:events:job:{job}"
     assert 0 < client.ttl(key) <= 60
     assert client.xlen(key) < 300  # approximate trimming keeps it near maxlen
+
+
+def test_a_batch_is_written_in_order_and_guarded_by_its_terminal_event(log, redis_url):
+    job = uuid.uuid4().hex
+    last = log.publish_many(job, [("llm_call", {"round": 0}), ("thinking", {"text": "t"}),
+                                  ("succeeded", {"status": "succeeded"})])
+    events = log.read(job)
+    assert [e.event for e in events] == ["llm_call", "thinking", "succeeded"]
+    assert events[-1].id == last and events[0].data == {"round": 0}
+    assert 0 < redis_for(redis_url).ttl(f"sunrise:events:job:{job}") <= 60
+    # A second ending writes nothing, not even the progress events riding with it.
+    assert log.publish_many(job, [("llm_call", {"round": 1}), ("failed", {})]) is None
+    assert [e.event for e in log.read(job)] == ["llm_call", "thinking", "succeeded"]
