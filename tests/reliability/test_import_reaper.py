@@ -13,8 +13,8 @@ from shared.models import Dataset, utcnow
 from shared.redis_client import redis_for
 from tests.utils.datasets import upload
 from worker.dataset_import import DatasetImporter
+from worker.job_events import NullSink
 from worker.reaper import Reaper
-from worker.runner import NullSink
 
 
 def _set(settings, dataset_id: str, **values) -> None:
