@@ -14,6 +14,7 @@ import redis
 from api.event_hub import EventHub
 from shared.config import Settings
 from tests.utils.held_jobs import HeldJobs
+from tests.utils.own_loop import run_in_own_loop
 from tests.utils.redis_probe import blocked_reads
 from tests.utils.waiting import wait_until
 
@@ -180,7 +181,7 @@ def test_one_gevent_worker_holds_many_long_polls_at_once(live_api, tenant_key, h
             await asyncio.to_thread(held.release, job["job_id"])
             return await asyncio.gather(*waiters), blocked
 
-    results, blocked = asyncio.run(poll_all())
+    results, blocked = run_in_own_loop(poll_all())
     assert {r["status"] for r in results} == {"succeeded"}
     assert len({r["finished_at"] for r in results}) == 1
     assert blocked <= 1, "one hub reader per API process, not a connection per waiter"
@@ -197,7 +198,7 @@ def test_many_waits_time_out_together_not_one_after_another(live_api, tenant_key
                 http.get(f"/v1/jobs/{job['job_id']}", params={"wait": 2}) for _ in range(50)])
 
     started = time.monotonic()
-    responses = asyncio.run(poll_all())
+    responses = run_in_own_loop(poll_all())
     assert {r.json()["status"] for r in responses} == {"queued"}
     # One after another would take 100 s; together, about 2.
     assert time.monotonic() - started < 30

@@ -13,6 +13,7 @@ from api.sse_subscribers import count_subscribers
 from shared.redis_client import redis_for
 from sunrise.client import SseEvent, parse_sse
 from tests.utils.held_jobs import HeldJobs
+from tests.utils.own_loop import run_in_own_loop
 from tests.utils.redis_probe import blocked_reads
 
 pytestmark = pytest.mark.usefixtures("celery_worker")
@@ -65,7 +66,7 @@ def test_200_concurrent_subscribers_on_one_api_process(live_api, tenant_key, hel
             return await asyncio.wait_for(asyncio.gather(*streams), 90), open_streams, blocked
 
     started = time.monotonic()
-    results, open_streams, blocked = asyncio.run(run())
+    results, open_streams, blocked = run_in_own_loop(run())
     assert open_streams >= SUBSCRIBERS, "every open stream is counted by the gauge"
     assert blocked <= 1, "the streams share one Redis reader instead of a connection each"
     with live_api.client(tenant_key) as client:

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import time
 
 import httpx
+
+from tests.utils.own_loop import run_in_own_loop
 
 MODEL = "claude-sonnet-4-6"
 HELLO = {"model": MODEL, "max_tokens": 64, "messages": [{"role": "user", "content": "hello"}]}
@@ -70,9 +71,7 @@ def test_hundreds_of_concurrent_requests_all_succeed(server):
             )
         return [r.status_code for r in responses]
 
-    # Its own thread: another test's sync Playwright may own this thread's event loop.
-    with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        statuses = pool.submit(asyncio.run, burst(300)).result(timeout=120)
+    statuses = run_in_own_loop(burst(300), timeout=120)
     assert statuses == [200] * 300
 
 
