@@ -259,7 +259,12 @@ def require_form_name(form) -> str:
 
 
 def reject_unknown_fields(form, files) -> None:
-    unknown = sorted(set(form) - {"name"}) + sorted(set(files) - {"file"})
+    # A part whose name werkzeug cannot read (no or a broken Content-Disposition name)
+    # is keyed None: unknown too.
+    unknown = sorted({f"'{k}'" for part, known in ((form, "name"), (files, "file"))
+                      for k in part if k is not None and k != known})
+    if None in form or None in files:
+        unknown.append("a part without a readable name")
     if unknown:
         raise BadRequest(f"Unknown form fields: {', '.join(unknown)}; send 'name' and "
                          "'file' parts.")

@@ -135,3 +135,23 @@ def test_a_ragged_csv_fails_naming_the_line_and_no_version_is_made(client, auth,
     job = client.post("/v1/jobs", headers=auth, json={"message": "How many rows?",
                                                        "dataset_id": dataset_id})
     assert job.status_code == 409 and "no ready version" in job.get_json()["detail"]
+
+
+def test_form_parts_without_a_readable_name_are_a_400_naming_the_others(client, auth):
+    # Found by schemathesis: werkzeug keys a part whose Content-Disposition has no
+    # readable name (none at all, or a broken quote) under None, which broke the sorting
+    # of the unknown names: a 500 instead of a 400.
+    boundary = "b0undary"
+    parts = ['form-data', 'form-data; name="a\\"', 'form-data; filename="x.csv"',
+             'form-data; name="odd"', 'form-data; name="name"']
+    body = "".join(f"--{boundary}\r\nContent-Disposition: {p}\r\n\r\nSales\r\n"
+                   for p in parts) + f"--{boundary}--\r\n"
+    before = client.get("/v1/datasets", headers=auth).get_json()["items"]
+    resp = client.post("/v1/datasets", data=body.encode(), headers={
+        **auth, "Content-Type": f"multipart/form-data; boundary={boundary}"})
+    assert resp.status_code == 400, resp.get_data(as_text=True)
+    assert resp.mimetype == "application/problem+json"
+    detail = resp.get_json()["detail"]
+    assert "Unknown form fields" in detail and "'odd'" in detail
+    assert "a part without a readable name" in detail
+    assert client.get("/v1/datasets", headers=auth).get_json()["items"] == before
