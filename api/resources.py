@@ -35,8 +35,7 @@ class Resources:
 
     @functools.cached_property
     def events(self) -> EventLog:
-        return EventLog(self.redis, maxlen=self.settings.events_maxlen,
-                        ttl_s=self.settings.events_ttl_s)
+        return self._event_log()
 
     @functools.cached_property
     def event_hub(self) -> EventHub:
@@ -45,8 +44,7 @@ class Resources:
 
     @functools.cached_property
     def batch_events(self) -> EventLog:
-        return EventLog(self.redis, maxlen=self.settings.events_maxlen,
-                        ttl_s=self.settings.events_ttl_s, kind="batch")
+        return self._event_log("batch")
 
     @functools.cached_property
     def batch_event_hub(self) -> EventHub:
@@ -56,12 +54,15 @@ class Resources:
     @functools.cached_property
     def dataset_events(self) -> EventLog:
         """Dataset imports' progress streams (``shared/dataset_state.import_stream``)."""
-        return EventLog(self.redis, maxlen=self.settings.events_maxlen,
-                        ttl_s=self.settings.events_ttl_s, kind="dataset")
+        return self._event_log("dataset")
 
     @functools.cached_property
     def dataset_event_hub(self) -> EventHub:
         return EventHub(self.dataset_events, self._hub_connection)
+
+    def _event_log(self, kind: str = "job") -> EventLog:
+        return EventLog(self.redis, maxlen=self.settings.events_maxlen,
+                        ttl_s=self.settings.events_ttl_s, kind=kind)
 
     def _hub_connection(self):
         # Longer than the hub's blocking read, so only a hung Redis trips it.
