@@ -14,6 +14,9 @@ from contextlib import contextmanager
 
 from bench.stack import ServiceProcess, cpu_of_command
 
+# The figures' job: 2 model rounds and 1 query on the offline model.
+QUESTION = "How many flights did each carrier fly?"
+
 
 def row(figure: str, measure: str, value: str, baseline: str = "", ratio: float | None = None,
         target: str = "", passed: bool | None = None) -> dict:

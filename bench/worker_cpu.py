@@ -18,7 +18,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from bench.engine_overhead import QUESTION
+from bench.figures import QUESTION
 from bench.stack import Stack, children_cpu_seconds
 from shared.db import session_scope
 from shared.events import EventLog
