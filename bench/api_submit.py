@@ -22,6 +22,7 @@ import uuid
 from collections.abc import Callable
 from urllib.parse import urlsplit
 
+from bench import api_floor
 from bench.figures import CpuMeter, cpu_rows, percentile, result, row
 from bench.profiling import Recording
 from bench.stack import Stack
@@ -56,6 +57,7 @@ def run(smoke: bool = False, profile: bool = False) -> dict:
         latencies = min(windows, key=lambda w: percentile(w, 99))
         ratio = max_rate / baseline
         p50, p99 = percentile(latencies, 50), percentile(latencies, 99)
+        floor = _floor(stack, keys, seconds)
         profiles = {}
         if profile and (ratio < RATIO_TARGET or p99 > P99_TARGET_MS):
             recording = Recording(api.pid, stack.log_dir / "api-submit.pyspy", seconds, gil=True)
@@ -72,11 +74,34 @@ def run(smoke: bool = False, profile: bool = False) -> dict:
     ]
     cpu = meter.per_item_ms(sent)
     rows += cpu_rows("3 API submit", cpu, "submit", {"api": API_CPU_TARGET_MS})
+    rows += [
+        row("3 API submit", "the framework floor (gunicorn, Flask, 1 commit, 1 Celery send; "
+            "bench/api_floor.py): max req/s ÷ bare apply_async loop/s",
+            f"{floor['rate']:.0f} req/s", f"{baseline:.0f} /s", floor["rate"] / baseline,
+            "report"),
+        row("3 API submit", "api CPU per submit: the framework floor and ours above it",
+            f"{floor['cpu']['api']:.1f} ms floor · {cpu['api'] - floor['cpu']['api']:.1f} ms ours",
+            f"{cpu['api']:.1f} ms (the API)", cpu["api"] / floor["cpu"]["api"], "report"),
+    ]
     return result("api_submit", smoke, rows, clients=CLIENTS, api_workers=2,
-                  cpu_ms_per_request=cpu, latency_samples=len(latencies),
+                  cpu_ms_per_request=cpu, floor_rate=round(floor["rate"], 1),
+                  floor_cpu_ms_per_request=floor["cpu"], latency_samples=len(latencies),
                   latency_windows_p50_p99_ms=[(round(percentile(w, 50), 1),
                                                round(percentile(w, 99), 1)) for w in windows],
                   profile=profiles)
+
+
+def _floor(stack: Stack, keys: list[str], seconds: float) -> dict:
+    """The same closed loop against the bare floor app (``bench/api_floor.py``)."""
+    api_floor.prepare(stack.settings.database_url)
+    server, base_url = stack.start_gunicorn("api-floor", "bench.api_floor:create_app()")
+    _closed_loop(base_url, keys, 0.5, api_floor.PATH)
+    meter = CpuMeter({"api": server})
+    with meter.span():
+        sent = _closed_loop(base_url, keys, seconds, api_floor.PATH)
+    server.stop()
+    stack.redis().delete(api_floor.QUEUE)
+    return {"rate": sent / seconds, "cpu": meter.per_item_ms(sent)}
 
 
 def _apply_async_rate(stack: Stack, count: int) -> float:
@@ -101,8 +126,9 @@ def _apply_async_rate(stack: Stack, count: int) -> float:
 class _Submitter:
     """One keep-alive HTTP connection posting questions as a rotating set of tenants."""
 
-    def __init__(self, base_url: str, keys: list[str], offset: int):
+    def __init__(self, base_url: str, keys: list[str], offset: int, path: str = "/v1/jobs"):
         parts = urlsplit(base_url)
+        self.path = path
         self.conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
         self.keys = keys
         self.n = offset
@@ -110,16 +136,16 @@ class _Submitter:
     def post(self) -> None:
         self.n += 1
         body = json.dumps({"message": f"How many flights did each carrier fly? #{self.n}"})
-        self.conn.request("POST", "/v1/jobs", body, {
+        self.conn.request("POST", self.path, body, {
             "Content-Type": "application/json",
             "Authorization": f"Bearer {self.keys[self.n % len(self.keys)]}"})
         resp = self.conn.getresponse()
         payload = resp.read()
         if resp.status != 202:
-            raise RuntimeError(f"POST /v1/jobs answered {resp.status}: {payload[:300]!r}")
+            raise RuntimeError(f"POST {self.path} answered {resp.status}: {payload[:300]!r}")
 
 
-def _closed_loop(base_url: str, keys: list[str], seconds: float) -> int:
+def _closed_loop(base_url: str, keys: list[str], seconds: float, path: str = "/v1/jobs") -> int:
     """CLIENTS threads submitting back to back for ``seconds``; returns how many were accepted."""
     counts = [0] * CLIENTS
     stop_at = time.perf_counter() + seconds
@@ -129,7 +155,7 @@ def _closed_loop(base_url: str, keys: list[str], seconds: float) -> int:
             submitter.post()
             counts[i] += 1
 
-    _with_submitters(base_url, keys, CLIENTS, 0, client)
+    _with_submitters(base_url, keys, CLIENTS, 0, client, path)
     return sum(counts)
 
 
@@ -161,13 +187,13 @@ def _open_loop(base_url: str, keys: list[str], rate: float, seconds: float) -> l
 
 
 def _with_submitters(base_url: str, keys: list[str], count: int, first: int,
-                     work: Callable[[int, _Submitter], None]) -> None:
+                     work: Callable[[int, _Submitter], None], path: str = "/v1/jobs") -> None:
     """``work(i, submitter)`` on ``count`` threads, each with a connection of its own (tenant
     numbering from ``first``); raises the first error any of them met."""
     errors: list[BaseException] = []
 
     def client(i: int) -> None:
-        submitter = _Submitter(base_url, keys, (first + i) * 1_000_000)
+        submitter = _Submitter(base_url, keys, (first + i) * 1_000_000, path)
         try:
             work(i, submitter)
         except BaseException as exc:

@@ -183,6 +183,17 @@ class Stack:
         wait_http(f"{base_url}/healthz", 60, proc)
         return proc, base_url
 
+    def start_gunicorn(self, name: str, app: str, workers: int = 2) -> tuple[ServiceProcess, str]:
+        """Serve the WSGI ``app`` (a gunicorn app spec) exactly as ``sunrise api`` serves
+        the API: same gunicorn settings, same worker count. Returns the process and URL."""
+        port = free_port()
+        proc = self._spawn(f"{name}-{port}", [
+            sys.executable, "-m", "gunicorn", "--config", "python:api.gunicorn_conf",
+            "--bind", f"127.0.0.1:{port}", "--workers", str(workers), app])
+        base_url = f"http://127.0.0.1:{port}"
+        wait_http(base_url, 60, proc)
+        return proc, base_url
+
     def start_worker(self, concurrency: int, *, app: str = "worker.celery_app",
                      queues: str = "chat") -> ServiceProcess:
         """Start a Celery worker (threads pool) on ``app`` and wait until it answers a ping."""

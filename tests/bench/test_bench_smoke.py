@@ -34,9 +34,15 @@ def test_engine_overhead_measures_both_rates():
     assert details["job_statuses"] == {"succeeded": details["jobs"] + 4}
     assert outcome["rows"][0]["ratio"] > 0
     assert details["cpu_ms_per_job"]["worker"] > 0
-    worker_cpu, every_process = outcome["rows"][1:]
+    worker_cpu, every_process, floor = outcome["rows"][1:]
     assert worker_cpu["measure"].startswith("worker CPU per job") and worker_cpu["target"]
     assert "mariadb" in every_process["value"] and "redis" in every_process["value"]
+    # The libraries' floor: every kind of call measured, and below what the worker spent.
+    assert set(details["floor_ms_per_call"]) == {*details["floor_calls_per_job"],
+                                                 "celery task (no-op worker)"}
+    assert all(ms > 0 for ms in details["floor_ms_per_call"].values())
+    assert 0 < details["floor_ms_per_job"] < details["cpu_ms_per_job"]["worker"]
+    assert floor["ratio"] > 1 and "floor" in floor["value"]
 
 
 def test_conversations_per_worker_reports_ratio_and_memory():
@@ -57,8 +63,12 @@ def test_api_submit_measures_rate_and_latency():
 
     outcome = api_submit.run(smoke=True)
     _check_shape(outcome, "api_submit")
-    rate, latency, api_cpu, _ = outcome["rows"]
+    rate, latency, api_cpu, _, floor_rate, floor_cpu = outcome["rows"]
     assert rate["ratio"] > 0
+    # The bare framework does less per request than the API, so it is cheaper and faster.
+    assert floor_rate["ratio"] > rate["ratio"]
+    assert outcome["details"]["floor_cpu_ms_per_request"]["api"] > 0
+    assert floor_cpu["ratio"] > 1
     assert api_cpu["measure"] == "api CPU per submit" and api_cpu["target"] == "≤ 2.5 ms"
     assert "/" in latency["value"] and outcome["details"]["latency_samples"] > 0
 
