@@ -18,6 +18,7 @@ import contextlib
 import dataclasses
 import logging
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -282,8 +283,14 @@ class Stack:
             self.stop()
             raise
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, exc_type: type | None, *exc: object) -> None:
         self.stop()
+        # The processes' logs (and raw profiles, already summarised) are kept only when
+        # the bench failed: that is when someone reads them.
+        if exc_type is None:
+            shutil.rmtree(self.log_dir, ignore_errors=True)
+        else:
+            logger.warning("%s failed; its processes' logs are in %s", self.name, self.log_dir)
 
 
 def submit(client, auth: dict, message: str, count: int = 1) -> list[str]:
