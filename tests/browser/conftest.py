@@ -4,7 +4,8 @@ The API is the real app under gunicorn with gevent workers (``tests.utils.live_a
 127.0.0.1, an ephemeral port), backed by the session's MariaDB, Redis, the in-process
 Celery worker and the offline model. The browser is Debian's ``/usr/bin/chromium``
 driven by Playwright's Python client; .ci/run installs it. Nothing is skipped: a
-missing browser fails the run. Screenshots are kept under test-artifacts/browser/.
+missing browser fails the run. Screenshots, and a failing test's API log, are kept
+under test-artifacts/browser/.
 """
 from __future__ import annotations
 
@@ -72,7 +73,18 @@ def page(browser, request) -> Iterator[object]:
     failed = getattr(request.node, "rep_call", None)
     if failed is not None and failed.failed:
         save_screenshot(pg, f"FAILED-{request.node.name}")
+        _save_api_logs(request)
     context.close()
+
+
+def _save_api_logs(request) -> None:
+    """Beside a failing test's screenshot, what its API servers printed so far (their
+    log files go when the session's servers stop): a 500 is explained there."""
+    for name in ("live_api", "strict_live_api"):
+        if name in request.fixturenames:
+            api = request.getfixturevalue(name)
+            ARTIFACTS.mkdir(parents=True, exist_ok=True)
+            (ARTIFACTS / f"FAILED-{request.node.name}-{name}.log").write_text(api.log_text())
 
 
 def _collect_console_error(pg, msg) -> None:
