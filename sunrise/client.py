@@ -206,10 +206,16 @@ class SunriseClient:
         return self._check(self.http.post("/v1/datasets", json={"name": name,
                                                                 "source": source}))
 
-    def datasets(self) -> list[dict[str, Any]]:
-        """GET /v1/datasets: the tenant's datasets."""
-        body = self._check(self.http.get("/v1/datasets"))
-        return body["items"] if isinstance(body, dict) else body
+    def datasets(self, *, page_size: int = 100) -> list[dict[str, Any]]:
+        """GET /v1/datasets: the tenant's datasets, newest first (every page of them)."""
+        items: list[dict[str, Any]] = []
+        params: dict[str, Any] = {"limit": page_size}
+        while True:
+            body = self._check(self.http.get("/v1/datasets", params=params))
+            items += body["items"]
+            if not body.get("next_cursor"):
+                return items
+            params["cursor"] = body["next_cursor"]
 
     def dataset(self, dataset_id: str) -> dict[str, Any]:
         """GET /v1/datasets/{id}: status, version, error and tables with their profile."""

@@ -8,13 +8,14 @@ from flask import Blueprint, Response, g, request
 
 from api.auth import accepts_query_token, authenticate
 from api.limits import limit_requests
-from api.request_parsing import parse_body
+from api.request_parsing import parse_body, parse_query
 from api.resources import resources
 from api.schemas.common import EventsQuery
 from api.schemas.datasets import (
     DatasetAccepted,
     DatasetCreate,
     DatasetList,
+    DatasetListQuery,
     DatasetOut,
     DatasetPatch,
     DatasetUpload,
@@ -54,11 +55,14 @@ def create_dataset():
     return _accepted(dataset_service.create_from_database(res, g.tenant_id, body))
 
 
-@spec.doc("GET", "/v1/datasets", "Your datasets, newest first, with their tables.",
+@spec.doc("GET", "/v1/datasets", "Your datasets, newest first, with their tables (cursor "
+          "pagination; 100 a page unless ?limit= says fewer).", query=DatasetListQuery,
           responses={200: DatasetList}, tag="datasets")
 @bp.get("")
 def list_datasets():
-    return dataset_service.list_datasets(resources(), g.tenant_id, 100)
+    query = parse_query(DatasetListQuery)
+    return dataset_service.list_datasets(resources(), g.tenant_id, limit=query.limit,
+                                         cursor=query.cursor)
 
 
 @spec.doc("GET", "/v1/datasets/{dataset_id}", "The dataset: status, version, error, and "

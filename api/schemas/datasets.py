@@ -5,7 +5,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, StringConstraints, field_validator
 
-from api.schemas.common import Strict, not_blank
+from api.schemas.common import ListQuery, Strict, not_blank
 from shared.dataset_annotations import Annotations
 
 MAX_NAME_CHARS = 200
@@ -112,6 +112,11 @@ class DatasetOut(BaseModel):
 
 class DatasetList(BaseModel):
     items: list[DatasetOut]
+    next_cursor: str | None
+
+
+class DatasetListQuery(ListQuery):
+    limit: int = Field(default=100, ge=1, le=100)  # a page held every dataset before paging
 
 
 class DatasetPatch(Annotations):

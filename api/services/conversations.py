@@ -6,40 +6,23 @@ that answered in it stay readable by id, because they carry the tenant's usage.
 """
 from __future__ import annotations
 
-import base64
-import binascii
-import datetime as dt
 import logging
 
-from sqlalchemy import delete, or_, select
+from sqlalchemy import delete, select
 
+from api.pagination import after_cursor, page
 from api.resources import Resources
 from shared.db_retry import retry_lock_conflicts
-from shared.errors import BadRequest, Conflict, NotFound
+from shared.errors import Conflict, NotFound
 from shared.job_state import ACTIVE
 from shared.models import Conversation, Job, Message, is_id, iso
 
 logger = logging.getLogger(__name__)
 
 
-
 def _summary(c: Conversation) -> dict:
     return {"conversation_id": c.id, "title": c.title, "created_at": iso(c.created_at),
             "updated_at": iso(c.updated_at)}
-
-
-def _encode_cursor(c: Conversation) -> str:
-    return base64.urlsafe_b64encode(f"{c.updated_at.isoformat()}|{c.id}".encode()).decode()
-
-
-def _decode_cursor(cursor: str) -> tuple[dt.datetime, str]:
-    try:
-        stamp, sep, cid = base64.urlsafe_b64decode(cursor.encode()).decode().partition("|")
-        if not sep or not cid:
-            raise ValueError("no id")
-        return dt.datetime.fromisoformat(stamp), cid
-    except (ValueError, UnicodeDecodeError, binascii.Error) as exc:
-        raise BadRequest("The cursor is not one this API returned.") from exc
 
 
 def list_conversations(res: Resources, tenant_id: int, *, limit: int,
@@ -49,18 +32,11 @@ def list_conversations(res: Resources, tenant_id: int, *, limit: int,
     Keyset pagination on (updated_at, id), so pages neither repeat nor skip rows that
     stay put. Raises BadRequest for a cursor this API did not issue.
     """
-    stmt = select(Conversation).where(Conversation.tenant_id == tenant_id)
-    if cursor:
-        stamp, cid = _decode_cursor(cursor)
-        stmt = stmt.where(or_(Conversation.updated_at < stamp,
-                              (Conversation.updated_at == stamp) & (Conversation.id < cid)))
+    stmt = after_cursor(select(Conversation).where(Conversation.tenant_id == tenant_id),
+                        Conversation.updated_at, Conversation.id, cursor)
     with res.session() as s:
-        rows = s.scalars(stmt.order_by(Conversation.updated_at.desc(), Conversation.id.desc())
-                         .limit(limit + 1)).all()
-        more = len(rows) > limit
-        rows = rows[:limit]
-        return {"items": [_summary(c) for c in rows],
-                "next_cursor": _encode_cursor(rows[-1]) if more else None}
+        rows = s.scalars(stmt.limit(limit + 1)).all()
+        return page(rows, limit, lambda c: (c.updated_at, c.id), _summary)
 
 
 def _owned(s, tenant_id: int, conversation_id: str, *, lock: bool = False) -> Conversation:

@@ -13,6 +13,7 @@ import redis
 from sqlalchemy import select, update
 
 from api.links import dataset_event_data, linked_dataset
+from api.pagination import after_cursor, page
 from api.resources import Resources
 from api.schemas.datasets import DatasetCreate, DatasetPatch
 from api.sse import already_delivered, event_stream, stored_end
@@ -125,13 +126,15 @@ def _view(s, row: Dataset) -> dict:
     return linked_dataset(dataset_to_dict(row, _current(s, row)))
 
 
-def list_datasets(res: Resources, tenant_id: int, limit: int) -> dict:
-    """The tenant's datasets, newest first (at most ``limit``)."""
+def list_datasets(res: Resources, tenant_id: int, *, limit: int, cursor: str | None) -> dict:
+    """One page of the tenant's datasets, newest first: ``{"items", "next_cursor"}``
+    (keyset pagination, ``api/pagination.py``). Raises BadRequest for a foreign cursor."""
+    stmt = after_cursor(select(Dataset).where(Dataset.tenant_id == tenant_id,
+                                              Dataset.deleted_at.is_(None)),
+                        Dataset.created_at, Dataset.id, cursor)
     with res.session() as s:
-        rows = s.scalars(select(Dataset).where(
-            Dataset.tenant_id == tenant_id, Dataset.deleted_at.is_(None))
-            .order_by(Dataset.created_at.desc(), Dataset.id).limit(limit)).all()
-        return {"items": [_view(s, row) for row in rows]}
+        rows = s.scalars(stmt.limit(limit + 1)).all()
+        return page(rows, limit, lambda d: (d.created_at, d.id), lambda d: _view(s, d))
 
 
 def get_dataset(res: Resources, tenant_id: int, dataset_id: str) -> dict:

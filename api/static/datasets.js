@@ -107,9 +107,14 @@ export class DataPanel {
   async load() {
     // A later load (a new key, an upload) wins over one still in flight.
     const generation = (this.generation = (this.generation || 0) + 1);
-    const data = await api("/v1/datasets");
+    const datasets = [];
+    let page = await api("/v1/datasets");
+    while (page) {
+      datasets.push(...(page.items || []));
+      page = page.next_cursor ? await api(`/v1/datasets?cursor=${encodeURIComponent(page.next_cursor)}`) : null;
+    }
     if (generation !== this.generation) return;
-    this.datasets = (data && (data.items || data)) || [];
+    this.datasets = datasets;
     const stored = localStorage.getItem(CHOICE_STORAGE);
     const usable = this.datasets.filter((d) => d.version);
     const fallback = usable.find((d) => d.default);

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import httpx
 import pytest
 
+from sunrise.client import SunriseClient
 from tests.utils.datasets import other_tenant, sse_events, upload, wait_imported
 from tests.utils.waiting import wait_for_status
 
@@ -155,3 +157,31 @@ def test_form_parts_without_a_readable_name_are_a_400_naming_the_others(client, 
     assert "Unknown form fields" in detail and "'odd'" in detail
     assert "a part without a readable name" in detail
     assert client.get("/v1/datasets", headers=auth).get_json()["items"] == before
+
+
+def test_the_list_pages_newest_first_without_repeats_and_the_client_follows_every_page(
+        app, client, auth, tenant_key):
+    made = [upload(client, auth, f"Paged {i}", ("p.csv", "a\n1\n")).get_json()["dataset_id"]
+            for i in range(3)]
+    first = client.get("/v1/datasets?limit=2", headers=auth).get_json()
+    assert len(first["items"]) == 2 and first["next_cursor"]
+    second = client.get(f"/v1/datasets?limit=2&cursor={first['next_cursor']}",
+                        headers=auth).get_json()
+    assert len(second["items"]) == 1 and second["next_cursor"] is None
+    paged = [d["dataset_id"] for d in first["items"] + second["items"]]
+    assert paged == made[::-1]
+    assert [d["dataset_id"] for d in
+            client.get("/v1/datasets", headers=auth).get_json()["items"]] == paged
+
+    sunrise = SunriseClient("http://api.test", tenant_key)
+    sunrise.http = httpx.Client(transport=httpx.WSGITransport(app=app), base_url="http://api.test",
+                                headers=auth)
+    assert [d["dataset_id"] for d in sunrise.datasets(page_size=1)] == paged
+
+
+@pytest.mark.parametrize(("query", "status", "word"), [
+    ("cursor=bm90LW91cnM", 400, "cursor"), ("limit=0", 422, "limit"), ("limit=101", 422, "limit")])
+def test_a_bad_page_request_is_refused_saying_why(client, auth, query, status, word):
+    resp = client.get(f"/v1/datasets?{query}", headers=auth)
+    assert resp.status_code == status and resp.mimetype == "application/problem+json"
+    assert word in resp.get_json()["detail"]
