@@ -1,4 +1,5 @@
-"""Idempotent submission: ``Idempotency-Key`` on ``POST /v1/jobs`` and ``/v1/batches``.
+"""Idempotent submission: ``Idempotency-Key`` on ``POST /v1/jobs``, ``/v1/batches`` and
+``/v1/datasets``.
 
 Per tenant, the same key with the same body gives back what the first request made;
 the same key with another body is a 409. The key is stored on the row it made, with

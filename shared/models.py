@@ -258,6 +258,7 @@ class Dataset(Base):
     __table_args__ = (
         Index("ix_datasets_tenant_created", "tenant_id", "created_at"),
         Index("ix_datasets_status_heartbeat", "status", "heartbeat_at"),
+        UniqueConstraint("tenant_id", "idempotency_key", name="uq_datasets_tenant_idempotency"),
     )
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
@@ -277,6 +278,8 @@ class Dataset(Base):
     updated_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow)
     heartbeat_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime, nullable=True)
     deleted_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime, nullable=True)
+    idempotency_key: Mapped[str | None] = mapped_column(ExactToken(200), nullable=True)
+    request_hash: Mapped[str | None] = mapped_column(ExactToken(64), nullable=True)
 
 
 class DatasetVersion(Base):

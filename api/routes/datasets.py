@@ -7,6 +7,7 @@ from pathlib import Path
 from flask import Blueprint, Response, g, request
 
 from api.auth import accepts_query_token, authenticate
+from api.idempotency import idempotency_key
 from api.limits import limit_requests
 from api.request_parsing import parse_body, parse_query
 from api.resources import resources
@@ -37,12 +38,14 @@ def _accepted(accepted: dict):
 
 @spec.doc("POST", "/v1/datasets", "Create a dataset from uploaded files (multipart/form-data: "
           "name, file...) or a live PostgreSQL/MariaDB database (JSON); it imports on a "
-          "worker, follow it at links.events.", body=DatasetCreate,
+          "worker, follow it at links.events. A retry with the same Idempotency-Key and "
+          "the same request gets the first answer; with another request, 409.", body=DatasetCreate,
           other_bodies={"multipart/form-data": DatasetUpload},
-          responses={202: DatasetAccepted, 413: None, 415: None}, tag="datasets")
+          responses={202: DatasetAccepted, 409: None, 413: None, 415: None}, tag="datasets")
 @bp.post("")
 def create_dataset():
     res = resources()
+    key = idempotency_key()
     if request.mimetype == "multipart/form-data":
         spool_uploads_to(Path(res.settings.data_dir) / "uploads",
                          res.settings.max_upload_mb * 2**20)
@@ -50,9 +53,9 @@ def create_dataset():
         dataset_service.reject_unknown_fields(form, files)
         name = dataset_service.require_form_name(form)
         return _accepted(dataset_service.create_from_files(res, g.tenant_id, name,
-                                                           files.getlist("file")))
+                                                           files.getlist("file"), key))
     body = parse_body(DatasetCreate)
-    return _accepted(dataset_service.create_from_database(res, g.tenant_id, body))
+    return _accepted(dataset_service.create_from_database(res, g.tenant_id, body, key))
 
 
 @spec.doc("GET", "/v1/datasets", "Your datasets, newest first, with their tables (cursor "

@@ -4,14 +4,18 @@ is NotFound, exactly like an unknown one. Imports run on workers (``datasets`` q
 here a dataset is committed ``importing`` and its import sent (``send_import``)."""
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import redis
 from sqlalchemy import select, update
+from sqlalchemy.exc import IntegrityError
 
+from api.idempotency import after_race, body_hash, earlier
 from api.links import dataset_event_data, linked_dataset
 from api.pagination import after_cursor, page
 from api.resources import Resources
@@ -44,13 +48,16 @@ def _accepted(view: dict) -> dict:
             "version": 1, "links": view["links"]}
 
 
-def create_from_files(res: Resources, tenant_id: int, name: str, files) -> dict:
+def create_from_files(res: Resources, tenant_id: int, name: str, files,
+                      idempotency_key: str | None = None) -> dict:
     """Keep the uploaded ``files`` (werkzeug FileStorage, spooled by ``api/uploads.py``)
     as the sources of a new dataset and send its first import.
 
     Every file is checked first (named, not empty, of a kind the engine reads); a bad
     one raises (ImportFailed family: 422/415) and nothing is kept. Raises
-    ValidationFailed without files.
+    ValidationFailed without files. With an ``idempotency_key`` already used for the
+    same name and file contents, the first request's answer comes back and nothing is
+    kept; with other ones, Conflict.
     """
     if not files:
         raise ValidationFailed("Send one or more files as 'file' parts.")
@@ -68,16 +75,46 @@ def create_from_files(res: Resources, tenant_id: int, name: str, files) -> dict:
             raise EmptySource(f"{display} is empty (0 bytes).", source=display)
         importer_for(source)  # raises UnsupportedSource naming what is supported
         checked.append((spooled, display, f"{dataset_id}/{SOURCES_DIR}/{index}-{_safe(display)}"))
+    digest = _files_hash(name, checked) if idempotency_key else None
+    if idempotency_key and (first := _replay(res, tenant_id, idempotency_key, digest)):
+        return first  # the spooled copies go with the request (api/uploads.py)
     folder.mkdir(parents=True, exist_ok=True)
     for spooled, _, relative in checked:
         os.rename(spooled, Path(res.settings.data_dir) / relative)
     sources = [{"file": display, "path": relative} for _, display, relative in checked]
-    return _commit_new(res, tenant_id, dataset_id, name, sources, None)
+    return _commit_new(res, tenant_id, dataset_id, name, sources, None, idempotency_key, digest)
 
 
-def create_from_database(res: Resources, tenant_id: int, body: DatasetCreate) -> dict:
+def _files_hash(name: str, checked: list[tuple[Path, str, str]]) -> str:
+    """What identifies an upload under its Idempotency-Key: the name, and each file's
+    name and contents in order."""
+    digest = hashlib.sha256(name.strip().encode())
+    for spooled, display, _ in checked:
+        with spooled.open("rb") as f:
+            digest.update(f"|{display}|".encode() + hashlib.file_digest(f, "sha256").digest())
+    return digest.hexdigest()
+
+
+def _replay(res: Resources, tenant_id: int, key: str, digest: str) -> dict | None:
+    """The answer the first request with ``key`` got, if there was one (Conflict when
+    it sent something else)."""
+    with res.session() as s:
+        row = earlier(s, Dataset, tenant_id, key, digest)
+        return _first_answer(s, row) if row else None
+
+
+def _first_answer(_s, row: Dataset) -> dict:
+    return _accepted(linked_dataset(dataset_to_dict(row, None)))
+
+
+def create_from_database(res: Resources, tenant_id: int, body: DatasetCreate,
+                         idempotency_key: str | None = None) -> dict:
     """A new dataset snapshotting a live database; its URL is kept for the import and
-    refreshes, and never shown (``sources`` holds it masked)."""
+    refreshes, and never shown (``sources`` holds it masked). An ``idempotency_key``
+    works as for files, on the JSON body."""
+    digest = body_hash(body) if idempotency_key else None
+    if idempotency_key and (first := _replay(res, tenant_id, idempotency_key, digest)):
+        return first
     source = DatabaseSource(body.source.url, tuple(body.source.tables or ()) or None)
     importer_for(source)  # an unsupported backend: 415, nothing kept
     try:
@@ -86,19 +123,28 @@ def create_from_database(res: Resources, tenant_id: int, body: DatasetCreate) ->
         raise UnsupportedSource(f"{source.display}: no database driver for "
                                 f"{source.parsed().drivername!r} here; use postgresql:// "
                                 "or mysql:// (mariadb://).", source="url") from None
-    return _commit_new(res, tenant_id, new_id(), body.name,
-                       [source.as_dict()], body.source.url)
+    return _commit_new(res, tenant_id, new_id(), body.name, [source.as_dict()],
+                       body.source.url, idempotency_key, digest)
 
 
 def _commit_new(res: Resources, tenant_id: int, dataset_id: str, name: str,
-                sources: list[dict], url: str | None) -> dict:
-    with res.session() as s:
-        row = Dataset(id=dataset_id, tenant_id=tenant_id, name=name.strip(), status="importing",
-                      building_version=1, import_seq=1, sources=sources, source_url=url,
-                      annotations={}, is_default=False)
-        s.add(row)
-        s.flush()
-        view = linked_dataset(dataset_to_dict(row, None))
+                sources: list[dict], url: str | None, idempotency_key: str | None,
+                digest: str | None) -> dict:
+    try:
+        with res.session() as s:
+            row = Dataset(id=dataset_id, tenant_id=tenant_id, name=name.strip(),
+                          status="importing", building_version=1, import_seq=1,
+                          sources=sources, source_url=url, annotations={}, is_default=False,
+                          idempotency_key=idempotency_key, request_hash=digest)
+            s.add(row)
+            s.flush()
+            view = linked_dataset(dataset_to_dict(row, None))
+    except IntegrityError:
+        # The same key, committed by a concurrent request meanwhile: its dataset stands.
+        shutil.rmtree(Path(res.settings.data_dir) / dataset_id, ignore_errors=True)
+        return after_race(res.session, Dataset, tenant_id, idempotency_key, digest,
+                          _first_answer, otherwise="A concurrent request made this dataset; "
+                                                   "retry.")
     logger.info("dataset %s created for tenant %s (%d sources)", dataset_id, tenant_id,
                 len(sources))
     send_import(res.celery, dataset_id, 1)

@@ -4,6 +4,8 @@ through the offline model and get a chart bound to its rows; another tenant sees
 of it; bad uploads are refused clearly and leave nothing behind."""
 from __future__ import annotations
 
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
@@ -185,3 +187,88 @@ def test_a_bad_page_request_is_refused_saying_why(client, auth, query, status, w
     resp = client.get(f"/v1/datasets?{query}", headers=auth)
     assert resp.status_code == status and resp.mimetype == "application/problem+json"
     assert word in resp.get_json()["detail"]
+
+
+def dataset_folders(settings) -> set[str]:
+    return {p.name for p in Path(settings.data_dir).iterdir() if p.name != "uploads"}
+
+
+def test_a_retried_upload_with_its_idempotency_key_makes_one_dataset(client, auth, settings):
+    key = {**auth, "Idempotency-Key": "upload-1"}
+    folders_before = dataset_folders(settings)
+    first = upload(client, key, "Once", ("once.csv", "a,b\n1,2\n"))
+    again = upload(client, key, "Once", ("once.csv", "a,b\n1,2\n"))
+    assert first.status_code == again.status_code == 202
+    assert again.get_json() == first.get_json()
+    listed = client.get("/v1/datasets", headers=auth).get_json()["items"]
+    assert [d["dataset_id"] for d in listed] == [first.get_json()["dataset_id"]]
+    assert uploads_left(settings) == []
+
+    other = upload(client, key, "Once", ("once.csv", "a,b\n1,3\n"))  # other contents
+    assert other.status_code == 409 and other.mimetype == "application/problem+json"
+    assert "Idempotency-Key" in other.get_json()["detail"]
+    assert len(client.get("/v1/datasets", headers=auth).get_json()["items"]) == 1
+    assert uploads_left(settings) == []
+    assert dataset_folders(settings) - folders_before == {first.get_json()["dataset_id"]}
+
+
+def test_two_uploads_racing_with_one_key_make_one_dataset_and_keep_one_copy(app, auth, settings):
+    key = {**auth, "Idempotency-Key": "race-1"}
+    folders_before = dataset_folders(settings)
+    start = threading.Barrier(2)
+
+    def post() -> dict:
+        with app.test_client() as own:
+            start.wait(10)
+            resp = upload(own, key, "Race", ("race.csv", "a\n1\n" * 2000))
+            assert resp.status_code == 202, resp.get_data(as_text=True)
+            return resp.get_json()
+
+    with ThreadPoolExecutor(2) as pool:
+        answers = list(pool.map(lambda _: post(), range(2)))
+    assert answers[0] == answers[1]
+    dataset_id = answers[0]["dataset_id"]
+    assert dataset_folders(settings) - folders_before == {dataset_id}  # the loser's is gone
+    assert wait_imported(app.test_client(), auth, dataset_id)["status"] == "ready"
+
+
+def test_a_database_snapshot_retried_with_its_key_is_one_dataset(client, auth):
+    key = {**auth, "Idempotency-Key": "snapshot-1"}
+    body = {"name": "Shop", "source": {"url": "postgresql://reader@127.0.0.1:5432/none",
+                                       "tables": ["public.orders"]}}
+    first = client.post("/v1/datasets", headers=key, json=body)
+    again = client.post("/v1/datasets", headers=key, json=body)
+    assert first.status_code == again.status_code == 202 and again.get_json() == first.get_json()
+    changed = client.post("/v1/datasets", headers=key, json={**body, "name": "Other"})
+    assert changed.status_code == 409
+    assert len(client.get("/v1/datasets", headers=auth).get_json()["items"]) == 1
+
+
+def test_the_loser_of_a_race_on_one_key_answers_with_the_winner_and_keeps_nothing(
+        app, settings, tenant_key):
+    """The moment between the replay check and the commit, held open: the winner's row
+    is committed first, so the loser's insert meets the unique index."""
+    from api.services import datasets as service
+    from shared.db import session_scope
+    from shared.errors import Conflict
+    from shared.keys import tenant_id_for_key
+    from shared.models import Dataset, new_id
+
+    res = app.extensions["sunrise"]
+    winner, loser = new_id(), new_id()
+    with session_scope(settings.database_url) as s:
+        tenant_id = tenant_id_for_key(s, tenant_key)
+        s.add(Dataset(id=winner, tenant_id=tenant_id, name="Winner", status="importing",
+                      building_version=1, import_seq=1, sources=[], annotations={},
+                      is_default=False, idempotency_key="race-2", request_hash="h" * 64))
+    folder = Path(settings.data_dir) / loser / service.SOURCES_DIR
+    folder.mkdir(parents=True)
+    (folder / "0-race.csv").write_text("a\n1\n")
+
+    answer = service._commit_new(res, tenant_id, loser, "Winner", [{"file": "race.csv"}], None,
+                                 "race-2", "h" * 64)
+    assert answer["dataset_id"] == winner
+    assert not (Path(settings.data_dir) / loser).exists()
+    with pytest.raises(Conflict, match="different request body"):
+        service._commit_new(res, tenant_id, new_id(), "Other", [], None, "race-2",
+                            "x" * 64)
