@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import json
 import logging
 from collections.abc import Callable, Iterator
 
@@ -207,8 +208,8 @@ class Reaper:
         return todo
 
     def _messages_held(self, queue: str) -> int | None:
-        """Messages the broker holds that may be for ``queue``: waiting in it, plus (Redis)
-        every delivered, unacknowledged one. None when the broker does not answer."""
+        """Messages the broker holds for ``queue``: waiting in it, plus (Redis) those
+        delivered from it and not yet acknowledged. None when the broker does not answer."""
         try:
             with self.celery.connection_for_write() as conn:
                 conn.ensure_connection(max_retries=1)
@@ -218,8 +219,24 @@ class Reaper:
                 except ChannelError:  # no such key: the queue is empty
                     waiting = 0
                 unacked_key = getattr(channel, "unacked_key", None)
-                unacked = channel.client.hlen(unacked_key) if unacked_key else 0
+                unacked = _unacked_from(channel.client, unacked_key, queue) if unacked_key else 0
                 return waiting + unacked
         except Exception as exc:
             logger.warning("reaper: broker queue %s not readable (%s)", queue, exc)
             return None
+
+
+def _unacked_from(client, key: str, queue: str) -> int:
+    """Delivered, unacknowledged messages of ``queue`` in kombu's Redis ``unacked`` hash
+    (each value is ``[message, exchange, routing_key]``; Celery routes a queue's tasks by
+    its name). Other queues' messages do not count: 200 chats in flight must not hide a
+    lost import. One that cannot be read counts, to err towards not re-sending."""
+    held = 0
+    for _tag, raw in client.hscan_iter(key, count=500):
+        try:
+            _message, exchange, routing_key = json.loads(raw)
+        except (ValueError, TypeError):
+            held += 1
+            continue
+        held += queue in (routing_key, exchange)
+    return held

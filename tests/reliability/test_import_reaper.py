@@ -4,6 +4,7 @@ waits in the queue is not duplicated."""
 from __future__ import annotations
 
 import datetime as dt
+import json
 
 from sqlalchemy import update
 
@@ -50,3 +51,21 @@ def test_a_lost_or_orphaned_import_is_resent_once(settings, client, auth):
     assert DatasetImporter(settings, NullSink()).run(dataset_id, 1) is None, "built once"
     broker.flushdb()
     assert reaper.run_once()["imports"] == 0
+
+
+def test_only_the_imports_own_unacknowledged_messages_hold_back_a_resend(settings, client, auth):
+    """Chats delivered to busy workers (kombu's ``unacked`` hash) are not imports: they
+    must not make a lost import look held. A delivered import is."""
+    reaper = Reaper(settings, make_celery(settings))
+    broker = redis_for(settings.redis_url)
+    dataset_id = upload(client, auth, "Held", ("held.csv", "a\n1\n")).get_json()["dataset_id"]
+    _set(settings, dataset_id, updated_at=_ago(60))
+    broker.flushdb()  # the import's message is lost...
+    for tag in range(3):  # ...while three chats are being answered
+        broker.hset("unacked", f"chat-{tag}", json.dumps([{"body": ""}, "chat", "chat"]))
+    broker.hset("unacked", "import-0", json.dumps([{"body": ""}, DATASETS_QUEUE,
+                                                   DATASETS_QUEUE]))
+    assert reaper.run_once()["imports"] == 0, "an import is delivered: it may be this one"
+    broker.hdel("unacked", "import-0")
+    assert reaper.run_once()["imports"] == 1, "the chats did not hide the lost import"
+    assert broker.llen(DATASETS_QUEUE) == 1
