@@ -8,7 +8,7 @@ from flask import current_app, g, request
 
 from api.resources import resources
 from shared.errors import InvalidKey, Unauthorized
-from shared.keys import get_or_create_tenant, tenant_id_for_key
+from shared.keys import get_or_create_tenant, hash_key, tenant_id_for_key
 
 DEFAULT_TENANT = "default"
 
@@ -27,12 +27,12 @@ def authenticate() -> None:
 
     The key comes from ``Authorization: Bearer``, or from ``?access_token=`` on the GET
     views marked ``accepts_query_token`` only: a key in a URL ends up in logs and
-    histories, which is acceptable for a read-only link and not for a change.
+    histories, which is acceptable for a read-only link and not for a change. A key
+    found valid is remembered for ``key_cache_s`` seconds (``api/tenant_cache.py``).
     """
     res = resources()
     if res.settings.auth == "disabled":
-        with res.session() as s:
-            g.tenant_id = get_or_create_tenant(s, DEFAULT_TENANT).id
+        g.tenant_id = res.tenant_ids.tenant_id(DEFAULT_TENANT, lambda: _default_tenant_id(res))
         return
     header = request.headers.get("Authorization", "")
     scheme, _, key = header.partition(" ")
@@ -44,11 +44,21 @@ def authenticate() -> None:
         scheme, key = "bearer", request.args["access_token"]
     if scheme.lower() != "bearer" or not key.strip():
         raise Unauthorized("Send your API key as 'Authorization: Bearer <key>'.")
-    with res.session() as s:
-        tenant_id = tenant_id_for_key(s, key.strip())
+    key = key.strip()
+    tenant_id = res.tenant_ids.tenant_id(hash_key(key), lambda: _key_owner(res, key))
     if tenant_id is None:
         raise InvalidKey("The API key is unknown or revoked.")
     g.tenant_id = tenant_id
+
+
+def _key_owner(res, key: str) -> int | None:
+    with res.session() as s:
+        return tenant_id_for_key(s, key)
+
+
+def _default_tenant_id(res) -> int:
+    with res.session() as s:
+        return get_or_create_tenant(s, DEFAULT_TENANT).id
 
 
 def _accepts_query_token() -> bool:

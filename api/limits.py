@@ -11,17 +11,20 @@ A request is refused (429 with ``Retry-After``, and not counted) when its cost w
 take the minute's count past a budget -- except that a tenant that has spent
 nothing yet this minute may make one request larger than the whole budget (a big
 batch), which then uses up the minute; a budget of 0 refuses everything. Both fail open when Redis is unreachable or
-hung: accepting work matters more than metering it. One Redis round trip per request
-(a view whose question cost is fixed is charged both at once).
+hung: accepting work matters more than metering it. One Redis round trip per request,
+refused or not (a Lua script; a view whose question cost is fixed is charged both at once).
 """
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from collections.abc import Callable
 from typing import TypeVar
 
+import redis
 from flask import current_app, g, request
+from redis.commands.core import Script
 
 from api.resources import Resources, resources
 from shared.errors import RateLimited
@@ -29,6 +32,8 @@ from shared.errors import RateLimited
 logger = logging.getLogger(__name__)
 
 V = TypeVar("V", bound=Callable)
+
+WINDOW_TTL_S = 120  # a minute's counters outlive it, then go
 
 
 def costs_questions(count: int) -> Callable[[V], V]:
@@ -54,32 +59,51 @@ def check_questions(res: Resources, tenant_id: int, questions: int) -> None:
     _take(res, tenant_id, {"questions": questions})
 
 
+# KEYS: one counter per budget of the request. ARGV: the counters' expiry, then each
+# budget's cost and limit. Every counter takes its cost; when one goes past its limit
+# (unless it was the minute's first spend and the limit is not 0: a big batch) all
+# are given back. Returns 0, or the 1-based number of the first budget over and what
+# it would have counted.
+_TAKE = """
+local over, count = 0, 0
+for i, key in ipairs(KEYS) do
+  local cost, limit = tonumber(ARGV[2 * i]), tonumber(ARGV[2 * i + 1])
+  local used = redis.call('INCRBY', key, cost)
+  redis.call('EXPIRE', key, ARGV[1])
+  if over == 0 and used > limit and (used ~= cost or limit == 0) then
+    over, count = i, used
+  end
+end
+if over > 0 then
+  for i, key in ipairs(KEYS) do redis.call('DECRBY', key, ARGV[2 * i]) end
+end
+return {over, count}
+"""
+
+
 def _take(res: Resources, tenant_id: int, costs: dict[str, int]) -> None:
     limits = {"requests": res.settings.rate_limit_per_minute,
               "questions": res.settings.question_limit_per_minute}
     window = int(time.time() // 60)
-    keys = {budget: f"sunrise:rate:{budget}:{tenant_id}:{window}" for budget in costs}
+    args: list[int] = [WINDOW_TTL_S]
+    for budget, cost in costs.items():
+        args += [cost, limits[budget]]
     try:
-        pipe = res.redis.pipeline(transaction=False)
-        for budget, cost in costs.items():
-            pipe.incrby(keys[budget], cost)
-            pipe.expire(keys[budget], 120)
-        used = dict(zip(costs, pipe.execute()[::2], strict=True))
-        # The first spend of a minute may exceed a budget (a big batch), unless the
-        # budget is 0: that one refuses everything.
-        over = [b for b, cost in costs.items()
-                if used[b] > limits[b] and (used[b] != cost or limits[b] == 0)]
-        if not over:
-            return
-        refund = res.redis.pipeline(transaction=False)
-        for budget, cost in costs.items():  # refused: none of it happened
-            refund.decrby(keys[budget], cost)
-        refund.execute()
+        over, count = _take_script(res.redis)(
+            keys=[f"sunrise:rate:{budget}:{tenant_id}:{window}" for budget in costs], args=args)
     except Exception as exc:
         logger.warning("rate limit not checked (Redis unavailable: %s)", exc)
         return
-    budget = over[0]
+    if not over:
+        return
+    budget = list(costs)[over - 1]
     retry_after = max(1, 60 - int(time.time()) % 60)
     raise RateLimited(f"Rate limit of {limits[budget]} {budget} a minute exceeded (this one "
-                      f"would take {used[budget]}); retry in {retry_after} s.",
+                      f"would take {count}); retry in {retry_after} s.",
                       retry_after=retry_after)
+
+
+@functools.cache
+def _take_script(client: redis.Redis) -> Script:
+    """The script on ``client`` (the process's pooled one: registered once)."""
+    return client.register_script(_TAKE)

@@ -10,6 +10,7 @@ from flask import Flask, current_app
 from sqlalchemy.orm import Session
 
 from api.event_hub import BLOCK_MS, EventHub
+from api.tenant_cache import TenantCache
 from shared.celery_factory import make_celery
 from shared.config import Settings
 from shared.db import session_factory
@@ -24,6 +25,11 @@ class Resources:
     def __init__(self, settings: Settings):
         self.settings = settings
         self.sessions = session_factory(settings.database_url)
+
+    @functools.cached_property
+    def tenant_ids(self) -> TenantCache:
+        """Valid keys' tenants, remembered for ``key_cache_s`` (a revoked key's grace)."""
+        return TenantCache(self.settings.key_cache_s)
 
     @functools.cached_property
     def redis(self):

@@ -80,6 +80,9 @@ class Settings(BaseSettings):
     rate_limit_per_minute: int = 120  # requests of one tenant, reads included
     question_limit_per_minute: int = 500  # questions asked (a batch of N counts N)
     max_concurrent_jobs: int = 50
+    # Each API process remembers a valid key's tenant this long (api/tenant_cache.py):
+    # a revoked key keeps working for at most this many seconds; 0 checks every request.
+    key_cache_s: float = Field(default=5.0, ge=0)
     max_batch_questions: int = 500
     long_poll_max_s: int = 30
     sse_heartbeat_s: float = 15.0

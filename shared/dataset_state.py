@@ -79,6 +79,13 @@ def import_stream(dataset_id: str, seq: int) -> str:
     return f"{dataset_id}.{seq}"
 
 
+# Built once: every submit runs one of them.
+_PINNABLE = select(col.id, col.version, col.status).where(
+    col.tenant_id == bindparam("tenant_id"), col.deleted_at.is_(None))
+_PIN_NAMED = _PINNABLE.where(col.id == bindparam("dataset_id")).with_for_update(read=True)
+_PIN_DEFAULT = _PINNABLE.where(col.is_default.is_(True)).limit(1).with_for_update(read=True)
+
+
 def pin_dataset(s: Session, tenant_id: int, dataset_id: str | None) -> tuple[str | None, int | None]:
     """The dataset and version a new job of ``tenant_id`` asks about: ``dataset_id``'s
     current version, else the tenant's default dataset's, else ``(None, None)``: the
@@ -89,15 +96,12 @@ def pin_dataset(s: Session, tenant_id: int, dataset_id: str | None) -> tuple[str
     pins it is committed. Raises NotFound for an unknown, deleted or another tenant's
     dataset, Conflict when it has no ready version yet.
     """
-    query = select(Dataset.id, Dataset.version, Dataset.status).where(
-        Dataset.tenant_id == tenant_id, Dataset.deleted_at.is_(None))
-    if dataset_id is not None:
-        if not is_id(dataset_id):
-            raise NotFound(f"No dataset {dataset_id}.")
-        query = query.where(Dataset.id == dataset_id)
+    if dataset_id is None:
+        row = s.execute(_PIN_DEFAULT, {"tenant_id": tenant_id}).first()
+    elif is_id(dataset_id):
+        row = s.execute(_PIN_NAMED, {"tenant_id": tenant_id, "dataset_id": dataset_id}).first()
     else:
-        query = query.where(Dataset.is_default.is_(True)).limit(1)
-    row = s.execute(query.with_for_update(read=True)).first()
+        raise NotFound(f"No dataset {dataset_id}.")
     if row is None:
         if dataset_id is not None:
             raise NotFound(f"No dataset {dataset_id}.")

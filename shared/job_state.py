@@ -24,7 +24,8 @@ is how a redelivered message, a second reaper or a late worker learns it lost.
 ``enqueued_at`` tells the reaper what to send: unset means "never reached the broker";
 ``HELD`` is a date neither of its rules ever matches, so a held batch job waits for the
 batch to release it. A job is created with its question (the user message) in the same
-transaction.
+transaction: ``create_job`` through a session (a batch's many jobs go in one flush),
+``insert_job`` with prebuilt Core statements (one submit, its hot path).
 """
 from __future__ import annotations
 
@@ -32,11 +33,11 @@ import dataclasses
 import datetime as dt
 from typing import Any
 
-from sqlalchemy import bindparam, func, select, tuple_, update
+from sqlalchemy import bindparam, func, insert, select, tuple_, update
 from sqlalchemy.orm import Session
 from sqlalchemy.sql import Update
 
-from shared.models import Conversation, Job, Message, new_id
+from shared.models import Conversation, Job, Message, new_id, utcnow
 
 STATUSES = ("queued", "running", "succeeded", "failed", "cancelled")
 ACTIVE = ("queued", "running")
@@ -113,9 +114,53 @@ def create_job(s: Session, *, tenant_id: int, conversation_id: str | None, messa
     return job
 
 
+# A new job's columns as the model's defaults give them (id and created_at are set per
+# job): what insert_job writes and returns.
+_NEW_JOB = {c.name: c.default.arg if c.default is not None and c.default.is_scalar else None
+            for c in jobs.columns}
+_INSERT_JOB = insert(jobs)
+_INSERT_MESSAGE = insert(Message.__table__)
+_INSERT_CONVERSATION = insert(Conversation.__table__)
+_TOUCH_CONVERSATION = (update(Conversation.__table__)
+                       .where(Conversation.__table__.c.id == bindparam("conversation_id"))
+                       .values(updated_at=bindparam("now")))
+
+
+def insert_job(conn: Any, *, tenant_id: int, conversation_id: str | None, message: str,
+               model: str, enqueued_at: dt.datetime | None = None, **extra: Any) -> dict[str, Any]:
+    """``create_job``, executed at once on ``conn`` (a Connection, in the caller's
+    transaction) without the ORM; returns every column of the new job, as
+    ``shared.job_view.job_to_dict`` reads them.
+
+    Without ``conversation_id`` the question starts a conversation, titled after it; an
+    existing conversation's ``updated_at`` is moved to now. Raises ``IntegrityError``
+    when a unique key (the idempotency key) is taken.
+    """
+    now = utcnow()
+    if conversation_id is None:
+        conversation_id = new_id()
+        conn.execute(_INSERT_CONVERSATION, {
+            "id": conversation_id, "tenant_id": tenant_id, "title": _title(message),
+            "created_at": now, "updated_at": now})
+    else:
+        conn.execute(_TOUCH_CONVERSATION, {"conversation_id": conversation_id, "now": now})
+    job = {**_NEW_JOB, "id": new_id(), "tenant_id": tenant_id,
+           "conversation_id": conversation_id, "message": message, "model": model,
+           "enqueued_at": enqueued_at, "created_at": now, **extra}
+    # Unset columns are left out, not sent as None: a JSON column would store 'null'.
+    conn.execute(_INSERT_JOB, {name: value for name, value in job.items() if value is not None})
+    conn.execute(_INSERT_MESSAGE, {"conversation_id": conversation_id, "job_id": job["id"],
+                                   "role": "user", "text": message, "created_at": now})
+    return job
+
+
+def _title(text: str) -> str:
+    return text.strip()[:200]
+
+
 def start_conversation(s: Session, tenant_id: int, title: str) -> Conversation:
     """Add a new conversation of ``tenant_id`` to ``s``, titled ``title`` (cut to fit)."""
-    conversation = Conversation(id=new_id(), tenant_id=tenant_id, title=title.strip()[:200])
+    conversation = Conversation(id=new_id(), tenant_id=tenant_id, title=_title(title))
     s.add(conversation)
     return conversation
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterator
+from types import SimpleNamespace
 
 import redis
 from sqlalchemy import bindparam, func, select
@@ -21,9 +22,12 @@ from shared.dataset_state import pin_dataset
 from shared.db_retry import retry_lock_conflicts
 from shared.enqueue import announce
 from shared.errors import Conflict, NotFound, RateLimited
-from shared.job_state import ACTIVE, ASK_CANCEL, CANCEL, TERMINAL, create_job, start_conversation
+from shared.job_state import ACTIVE, ASK_CANCEL, CANCEL, TERMINAL, insert_job
 from shared.job_view import job_to_dict
 from shared.models import Conversation, Job, is_id, utcnow
+
+jobs = Job.__table__
+conversations = Conversation.__table__
 
 logger = logging.getLogger(__name__)
 
@@ -55,62 +59,69 @@ def submit_job(res: Resources, tenant_id: int, body: JobCreate,
 @retry_lock_conflicts
 def _commit_job(res: Resources, tenant_id: int, body: JobCreate, idempotency_key: str | None,
                 digest: str) -> tuple[dict, bool]:
+    # Prebuilt Core statements on the session's connection: no ORM unit of work on the
+    # path every question takes.
     with res.session() as s:
         if idempotency_key:
             existing = earlier(s, Job, tenant_id, idempotency_key, digest)
             if existing is not None:
                 return _view(existing), False
-        _check_concurrency(res, s, tenant_id)
-        conversation = _conversation_for(s, tenant_id, body)
-        dataset_id, version = pin_dataset(s, tenant_id, body.dataset_id)
-        job = create_job(s, tenant_id=tenant_id, conversation_id=conversation.id,
-                         message=body.message, model=res.settings.model, enqueued_at=utcnow(),
-                         idempotency_key=idempotency_key, request_hash=digest,
-                         dataset_id=dataset_id, dataset_version=version)
-        conversation.updated_at = utcnow()
+        conn = s.connection()
+        _check_concurrency(res, conn, tenant_id)
+        conversation_id = _conversation_for(conn, tenant_id, body)
+        dataset_id, version = pin_dataset(conn, tenant_id, body.dataset_id)
         try:
-            s.flush()
+            job = insert_job(conn, tenant_id=tenant_id, conversation_id=conversation_id,
+                             message=body.message, model=res.settings.model,
+                             enqueued_at=utcnow(), idempotency_key=idempotency_key,
+                             request_hash=digest, dataset_id=dataset_id,
+                             dataset_version=version)
         except IntegrityError:
             s.rollback()
             return after_race(res.session, Job, tenant_id, idempotency_key, digest,
                               lambda _s, job: _view(job),
                               otherwise="A concurrent request changed this conversation; "
                                         "retry."), False
-        return _view(job), True
+        return _view(SimpleNamespace(**job)), True
 
 
-# Built once: every submit runs it.
-_ACTIVE_INTERACTIVE = select(func.count()).select_from(Job.__table__).where(
-    Job.__table__.c.tenant_id == bindparam("tenant_id"), Job.__table__.c.status.in_(ACTIVE),
-    Job.__table__.c.batch_id.is_(None))
+# Built once: every submit runs them.
+_ACTIVE_INTERACTIVE = select(func.count()).select_from(jobs).where(
+    jobs.c.tenant_id == bindparam("tenant_id"), jobs.c.status.in_(ACTIVE),
+    jobs.c.batch_id.is_(None))
+_OWN_CONVERSATION = select(conversations.c.id).where(
+    conversations.c.id == bindparam("conversation_id"),
+    conversations.c.tenant_id == bindparam("tenant_id")).with_for_update()
+_JOB_IN_FLIGHT = select(jobs.c.id).where(
+    jobs.c.conversation_id == bindparam("conversation_id"), jobs.c.status.in_(ACTIVE)).limit(1)
 
 
-def _check_concurrency(res: Resources, s, tenant_id: int) -> None:
+def _check_concurrency(res: Resources, conn, tenant_id: int) -> None:
     cap = res.settings.max_concurrent_jobs
-    active = s.connection().scalar(_ACTIVE_INTERACTIVE, {"tenant_id": tenant_id})
+    active = conn.scalar(_ACTIVE_INTERACTIVE, {"tenant_id": tenant_id})
     if active >= cap:
         raise RateLimited(f"You already have {active} jobs in flight (limit {cap}); "
                           "wait for some to finish.", retry_after=5)
 
 
-def _conversation_for(s, tenant_id: int, body: JobCreate) -> Conversation:
+def _conversation_for(conn, tenant_id: int, body: JobCreate) -> str | None:
+    """The id of the conversation the question continues (locked to the commit), or None
+    for a new one."""
     if body.conversation_id is None:
-        return start_conversation(s, tenant_id, body.message)
-    conversation = s.scalar(select(Conversation).where(
-        Conversation.id == body.conversation_id, Conversation.tenant_id == tenant_id)
-        .with_for_update())
-    if conversation is None:
+        return None
+    conversation_id = conn.scalar(_OWN_CONVERSATION, {
+        "conversation_id": body.conversation_id, "tenant_id": tenant_id})
+    if conversation_id is None:
         raise NotFound(f"No conversation {body.conversation_id}.")
-    busy = s.scalar(select(Job.id).where(Job.conversation_id == conversation.id,
-                                         Job.status.in_(ACTIVE)).limit(1))
+    busy = conn.scalar(_JOB_IN_FLIGHT, {"conversation_id": conversation_id})
     if busy:
-        raise Conflict(f"Conversation {conversation.id} is still answering job {busy}; "
+        raise Conflict(f"Conversation {conversation_id} is still answering job {busy}; "
                        "wait for it to finish before asking the next question.",
                        job_id=busy)
-    return conversation
+    return conversation_id
 
 
-def _view(job: Job) -> dict:
+def _view(job: Job | SimpleNamespace) -> dict:
     return linked_job(job_to_dict(job))
 
 

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import uuid
 
-from sqlalchemy import func, select
+from sqlalchemy import func, select, text
 
 from shared.db import session_scope
-from shared.models import Job
+from shared.models import Job, iso
 
 
 def _count_jobs(settings) -> int:
@@ -32,6 +32,55 @@ def test_submit_returns_202_and_persists_a_queued_job(client, auth, settings):
         job = s.get(Job, body["job_id"])
         assert job.status in ("queued", "running", "succeeded")
         assert job.conversation_id == body["conversation_id"]
+
+
+def test_a_submit_writes_its_rows_and_announces_the_job_as_it_is_stored(client, auth,
+                                                                     settings):
+    from shared.events import EventLog
+    from shared.redis_client import redis_for
+
+    resp = client.post("/v1/jobs", json={"message": "  How many flights?  "}, headers=auth)
+    assert resp.status_code == 202, resp.get_data(as_text=True)
+    job_id, conversation_id = resp.get_json()["job_id"], resp.get_json()["conversation_id"]
+    with session_scope(settings.database_url) as s:
+        row = s.execute(text(
+            "SELECT j.enqueued_at, j.created_at, j.request_hash, j.charts IS NULL AS no_charts, "
+            "j.numbers IS NULL AS no_numbers, j.idempotency_key, c.title, "
+            "c.created_at AS c_created, c.updated_at AS c_updated, m.role, m.text, "
+            "m.charts IS NULL AS m_no_charts FROM jobs j JOIN conversations c "
+            "ON c.id = j.conversation_id JOIN messages m ON m.job_id = j.id "
+            "WHERE j.id = :id"), {"id": job_id}).one()
+        job = s.get(Job, job_id)
+    assert row.enqueued_at is not None and row.request_hash and row.idempotency_key is None
+    assert row.no_charts and row.no_numbers and row.m_no_charts, "unset JSON is SQL NULL"
+    assert (row.title, row.role, row.text) == ("How many flights?", "user",
+                                               "  How many flights?  ")
+    assert row.c_created <= row.c_updated
+    queued = next(e for e in EventLog(redis_for(settings.redis_url)).read(job_id)
+                  if e.event == "queued")
+    zeros = dict.fromkeys(queued.data["usage"], 0)
+    assert queued.data == {
+        "job_id": job_id, "conversation_id": conversation_id, "batch_id": None,
+        "dataset_id": None, "dataset_version": None, "status": "queued",
+        "message": "  How many flights?  ", "model": settings.model, "attempt": 0,
+        "result": None, "usage": {**zeros, "cost_usd": 0.0}, "error": None,
+        "created_at": iso(job.created_at), "started_at": None, "finished_at": None,
+        "links": {"self": f"/v1/jobs/{job_id}", "events": f"/v1/jobs/{job_id}/events",
+                  "cancel": f"/v1/jobs/{job_id}/cancel"}}
+
+
+def test_with_auth_disabled_every_request_is_the_default_tenant(settings):
+    from api import create_app
+    from shared.keys import get_or_create_tenant
+
+    client = create_app(settings=settings.model_copy(update={"auth": "disabled"})).test_client()
+    first = client.post("/v1/jobs", json={"message": "Anyone?"})
+    second = client.post("/v1/jobs", json={"message": "Anyone else?"})
+    assert first.status_code == second.status_code == 202, first.get_data(as_text=True)
+    with session_scope(settings.database_url) as s:
+        default = get_or_create_tenant(s, "default").id
+        owners = {s.get(Job, r.get_json()["job_id"]).tenant_id for r in (first, second)}
+    assert owners == {default}
 
 
 def test_missing_and_wrong_keys_are_401(client, settings):

@@ -5,6 +5,7 @@ cap as 429 problem+json with Retry-After, and Idempotency-Key on jobs and batche
 from __future__ import annotations
 
 import hashlib
+import time
 import uuid
 
 import pytest
@@ -41,7 +42,11 @@ def other(settings) -> dict[str, str]:
     return _bearer(_new_key(settings, "intruder"))
 
 
-def test_keys_are_stored_only_as_a_hash_and_revoked_keys_stop_working(settings, client):
+def test_keys_are_stored_only_as_a_hash_and_revoked_keys_stop_working(settings):
+    from api import create_app
+
+    # key_cache_s=0: every request reads the key (the cached case is the test below).
+    client = create_app(settings=settings.model_copy(update={"key_cache_s": 0})).test_client()
     key = _new_key(settings)
     with session_scope(settings.database_url) as s:
         row = s.scalar(select(ApiKey).where(ApiKey.key_hash == hashlib.sha256(key.encode())
@@ -54,6 +59,30 @@ def test_keys_are_stored_only_as_a_hash_and_revoked_keys_stop_working(settings, 
     with session_scope(settings.database_url) as s:
         s.execute(update(ApiKey).where(ApiKey.id == row.id).values(revoked_at=utcnow()))
     _problem(client.get(f"/v1/jobs/{uuid.uuid4()}", headers=_bearer(key)), 401)
+
+
+def test_a_revoked_key_works_at_most_key_cache_s_more(settings):
+    from api import create_app
+
+    ttl = 2.0
+    client = create_app(settings=settings.model_copy(update={"key_cache_s": ttl})).test_client()
+    key = _new_key(settings)
+    wrong = key[:-1] + ("A" if key[-1] != "A" else "B")
+    for _ in range(2):  # an unknown key is never remembered as anything
+        _problem(client.get(f"/v1/jobs/{uuid.uuid4()}", headers=_bearer(wrong)), 401)
+    checked = time.monotonic()
+    assert client.get(f"/v1/jobs/{uuid.uuid4()}", headers=_bearer(key)).status_code == 404
+    with session_scope(settings.database_url) as s:
+        s.execute(update(ApiKey).where(ApiKey.key_hash == hashlib.sha256(key.encode())
+                                       .hexdigest()).values(revoked_at=utcnow()))
+    revoked = time.monotonic()
+    status = client.get(f"/v1/jobs/{uuid.uuid4()}", headers=_bearer(key)).status_code
+    if time.monotonic() - checked < ttl:
+        assert status == 404, "remembered: still accepted within key_cache_s"
+    while status != 401:
+        assert time.monotonic() - revoked < ttl + 1.0, "a revoked key outlived key_cache_s"
+        time.sleep(0.1)
+        status = client.get(f"/v1/jobs/{uuid.uuid4()}", headers=_bearer(key)).status_code
 
 
 def test_another_tenants_job_and_its_events_answer_404(client, auth, other):
