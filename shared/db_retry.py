@@ -17,7 +17,10 @@ fails the same way every time and is raised at once.
 """
 from __future__ import annotations
 
+import functools
 import logging
+import random
+import time
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -91,10 +94,36 @@ def retry_transient(*, give_up_after_s: float, max_wait_s: float) -> Callable[[F
 # Every transaction of a request that takes row locks (a submit, a cancel, a delete):
 # a deadlock or a lock wait timeout is answered by running it again, a few times,
 # with jitter so that the two sides of a deadlock do not collide again.
-retry_lock_conflicts = retry(
+FIRST_RETRY_JITTER_S = 0.05
+_again_after_conflict = retry(
     retry=retry_if_exception(is_lock_conflict),
-    wait=wait_random_exponential(multiplier=0.05, max=1.0),
-    stop=stop_after_attempt(REQUEST_ATTEMPTS) | stop_after_delay(REQUEST_RETRY_S),
+    wait=wait_random_exponential(multiplier=FIRST_RETRY_JITTER_S, max=1.0),
+    stop=stop_after_attempt(REQUEST_ATTEMPTS - 1) | stop_after_delay(REQUEST_RETRY_S),
     reraise=True,
     before_sleep=_log_retry,
 )
+
+
+def retry_lock_conflicts(fn: F) -> F:
+    """Run ``fn``; after a lock conflict, wait a jittered moment and run it again, up to
+    ``REQUEST_ATTEMPTS`` runs in all (the retries within ``REQUEST_RETRY_S``). Any other
+    error, or the last conflict, is raised.
+
+    The first run is a plain call: tenacity sets up per call (a copy of its policy, a
+    thread-local), which cost a submit more than one of its statements; it takes over
+    only once a conflict happened.
+    """
+    again = _again_after_conflict(fn)
+
+    @functools.wraps(fn)
+    def first_try(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except DBAPIError as exc:
+            if not is_lock_conflict(exc):
+                raise
+            logger.warning("database write %s failed, retrying: %s", fn.__name__, exc)
+            time.sleep(random.uniform(0, FIRST_RETRY_JITTER_S))
+            return again(*args, **kwargs)
+
+    return first_try  # type: ignore[return-value]

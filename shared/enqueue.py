@@ -56,8 +56,12 @@ def enqueue_jobs(celery: Celery, sessions: sessionmaker[Session], job_ids: list[
         with celery.producer_or_acquire() as producer:
             for job_id in job_ids:
                 # The job id as the task id: `celery inspect` and Flower show job ids.
+                # The queue is declared by the workers that consume it, not once per
+                # message, and the arguments' repr is known: Celery's generic ones
+                # (a copy of the queue bound per send, saferepr) cost more than the rest.
                 celery.send_task(RUN_JOB, args=[job_id], task_id=job_id, queue=queue,
-                                 producer=producer)
+                                 producer=producer, declare=[], argsrepr=repr([job_id]),
+                                 kwargsrepr="{}")
                 sent.append(job_id)
     except Exception as exc:  # broker down or hung: the reaper will pick the rest up
         if not gate.is_open():
