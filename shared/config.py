@@ -16,6 +16,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from shared.claude_models import ModelPrice
 from shared.claude_models import price_for as table_price
+from shared.sealed import DEV_SECRET_KEYS, check_keys
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 VAR_DIR = PROJECT_ROOT / "var"
@@ -124,6 +125,9 @@ class Settings(BaseSettings):
     import_memory_limit: str = "2GB"
     # The whole per-dataset system prompt, estimated as worker/history.estimate_tokens does.
     dataset_prompt_token_budget: int = 16_000
+    # Fernet keys sealing stored secrets (a live dataset's URL), comma-separated: the
+    # first seals, all open (shared/sealed.py). The default is public: development only.
+    secret_keys: str = DEV_SECRET_KEYS
 
     @model_validator(mode="after")
     def _refuse_default_secrets_in_production(self) -> Settings:
@@ -131,6 +135,10 @@ class Settings(BaseSettings):
             raise ValueError("SUNRISE_WEBHOOK_SECRET must be set in production")
         if self.env == "production" and self.auth != "required":
             raise ValueError("SUNRISE_AUTH=disabled is refused in production")
+        if self.env == "production" and DEV_SECRET_KEYS in self.secret_keys:
+            raise ValueError("SUNRISE_SECRET_KEYS must be set in production (the default "
+                             "key is public)")
+        check_keys(self.secret_keys)
         return self
 
     def price_for(self, model: str) -> ModelPrice | None:

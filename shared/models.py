@@ -251,8 +251,8 @@ class Dataset(Base):
     """A tenant's dataset (``/v1/datasets``): its sources, annotations and the version it
     serves. ``version`` is the newest ready version (null until the first import ends);
     ``building_version`` the one an import is making. ``source_url`` holds a live
-    database's URL with its credentials: it is read only by the import and never
-    returned or logged (``sources`` keeps the masked form)."""
+    database's URL with its credentials, sealed (``shared/sealed.py``): it is opened
+    only by the import and never returned or logged (``sources`` keeps the masked form)."""
 
     __tablename__ = "datasets"
     __table_args__ = (

@@ -64,7 +64,7 @@ def beat(loglevel: str) -> None:
 
 @main.group()
 def db() -> None:
-    """Database migrations."""
+    """Database migrations and stored secrets."""
 
 
 @db.command("upgrade")
@@ -75,6 +75,25 @@ def db_upgrade(revision: str) -> None:
 
     upgrade(_settings().database_url, revision)
     click.echo(f"database at {revision}")
+
+
+@db.command("reseal")
+def db_reseal() -> None:
+    """Seal every stored secret (a live dataset's URL) with the first key of
+    SUNRISE_SECRET_KEYS: after putting a new key first, before dropping the old one."""
+    from sqlalchemy import select
+
+    from shared.db import session_scope
+    from shared.models import Dataset
+    from shared.sealed import seal, unseal
+
+    keys = _settings().secret_keys
+    with session_scope(_settings().database_url) as s:
+        rows = s.scalars(select(Dataset).where(Dataset.source_url.is_not(None))
+                         .with_for_update()).all()
+        for row in rows:
+            row.source_url = seal(keys, unseal(keys, row.source_url))
+    click.echo(f"sealed {len(rows)} stored secret(s) with the first key")
 
 
 @main.group()

@@ -24,6 +24,7 @@ from shared.errors import Conflict, ImportFailed
 from shared.events import EventSink
 from shared.logging_setup import log_context
 from shared.models import Dataset, DatasetVersion, utcnow
+from shared.sealed import UnreadableSecret, unseal
 from worker.dataset_versions import retire_versions
 from worker.datasets import (
     BuiltVersion,
@@ -62,12 +63,12 @@ class DatasetImporter:
                                 "built elsewhere)", dataset_id, version)
                     return None
                 row = s.get(Dataset, dataset_id)
-                sources, stream = self.sources_of(row), dataset_state.import_stream(
+                stored, stream = (row.source_url, row.sources), dataset_state.import_stream(
                     dataset_id, row.import_seq)
             logger.info("dataset %s: importing version %s", dataset_id, version)
             beating = self._beat(dataset_id, version)
             try:
-                built = self._build(sources, dataset_id, version, stream)
+                built = self._build(self.sources_of(*stored), dataset_id, version, stream)
             except ImportFailed as exc:
                 return self._failed(dataset_id, version, stream, exc)
             except Exception:
@@ -80,13 +81,19 @@ class DatasetImporter:
                 beating.set()
             return self._ready(built, stream)
 
-    def sources_of(self, row: Dataset) -> list[Source]:
-        """The row's sources as the engine takes them (files under the data dir)."""
-        if row.source_url:
-            tables = next((s.get("tables") for s in row.sources if "url" in s), None)
-            return [DatabaseSource(row.source_url, tuple(tables) if tables else None)]
+    def sources_of(self, source_url: str | None, sources: list[dict]) -> list[Source]:
+        """A dataset row's sources as the engine takes them: files under the data dir,
+        or the live database its sealed URL names (``shared/sealed.py``). Raises
+        ImportFailed when no configured key opens that URL."""
+        if source_url:
+            try:
+                url = unseal(self.settings.secret_keys, source_url)
+            except UnreadableSecret as exc:
+                raise ImportFailed(str(exc)) from None
+            tables = next((s.get("tables") for s in sources if "url" in s), None)
+            return [DatabaseSource(url, tuple(tables) if tables else None)]
         return [FileSource(Path(self.settings.data_dir) / s["path"], s["file"])
-                for s in row.sources]
+                for s in sources]
 
     def _build(self, sources: list[Source], dataset_id: str, version: int,
                stream: str) -> BuiltVersion:

@@ -35,6 +35,7 @@ from shared.errors import (
     ValidationFailed,
 )
 from shared.models import Dataset, DatasetVersion, is_id, new_id, utcnow
+from shared.sealed import seal
 from worker.datasets import DatabaseSource, FileSource
 from worker.datasets.importers import importer_for
 
@@ -134,7 +135,8 @@ def _commit_new(res: Resources, tenant_id: int, dataset_id: str, name: str,
         with res.session() as s:
             row = Dataset(id=dataset_id, tenant_id=tenant_id, name=name.strip(),
                           status="importing", building_version=1, import_seq=1,
-                          sources=sources, source_url=url, annotations={}, is_default=False,
+                          sources=sources, annotations={}, is_default=False,
+                          source_url=seal(res.settings.secret_keys, url) if url else None,
                           idempotency_key=idempotency_key, request_hash=digest)
             s.add(row)
             s.flush()

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from shared.db import session_scope
+from shared.models import Dataset
 from tests.datasets.conftest import PASSWORD
 from tests.utils.datasets import upload, wait_imported
 from tests.utils.held_jobs import HeldJobs
@@ -44,6 +46,9 @@ def test_a_snapshot_refreshes_to_v2_while_a_job_pinned_to_v1_still_answers_from_
     assert v1["status"] == "ready" and v1["version"] == 1, v1
     assert {t["name"]: t["rows"] for t in v1["tables"]} == {"measures": 3, "regions": 2}
     assert PASSWORD not in str(v1) and "***" in v1["sources"][0]["url"]
+    with session_scope(settings.database_url) as s:  # at rest, sealed: no password
+        stored = s.get(Dataset, dataset_id).source_url
+    assert stored.startswith("fernet:") and PASSWORD not in stored
 
     job = held.hold("How many measures are there?", dataset_id=dataset_id)
     assert (job["dataset_id"], job["dataset_version"]) == (dataset_id, 1)

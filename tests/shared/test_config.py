@@ -4,6 +4,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 import pytest
+from cryptography.fernet import Fernet
 from pydantic import ValidationError
 
 from shared.claude_models import ModelPrice
@@ -23,7 +24,16 @@ def test_production_refuses_default_secrets_and_disabled_auth():
         Settings(env="production")
     with pytest.raises(ValidationError, match="AUTH=disabled"):
         Settings(env="production", webhook_secret="s3cret", auth="disabled")
-    assert Settings(env="production", webhook_secret="s3cret").auth == "required"
+    with pytest.raises(ValidationError, match="SECRET_KEYS"):
+        Settings(env="production", webhook_secret="s3cret")
+    assert Settings(env="production", webhook_secret="s3cret",
+                    secret_keys=Fernet.generate_key().decode()).auth == "required"
+
+
+def test_a_secret_key_that_is_not_a_fernet_key_is_refused_naming_which():
+    good = Fernet.generate_key().decode()
+    with pytest.raises(ValidationError, match="key 2 of SUNRISE_SECRET_KEYS"):
+        Settings(secret_keys=f"{good},not-a-key")
 
 
 def test_prices_match_dated_model_ids_and_default_cache_multipliers():
