@@ -3,7 +3,8 @@
 For A/B work on the job's own code (stream reading, writes, events): the offline
 model runs in its own process at 0 ms, MariaDB and Redis are real, and the jobs are
 the figures' job (2 model rounds, 1 query). CPU is this process's plus its SQL
-processes', per job; with ``--profile`` cProfile's heaviest functions follow.
+processes', per job (the offline model's own CPU apart); with ``--profile``
+cProfile's heaviest functions follow.
 
     python -m bench.worker_cpu [--jobs 200] [--threads 8] [--rounds 3] [--profile]
 """
@@ -36,11 +37,14 @@ def run(jobs: int, threads: int, rounds: int, profile: bool) -> None:
         events = EventLog(redis_for(settings.redis_url))
         runner = JobRunner(settings, events=events)
         _run(runner, settings, 8, threads)  # warm-up: pools, DuckDB, SDK client
+        model = stack.fake_llm_process
         for _ in range(rounds):
-            cpu = _cpu()
+            before = _cpu(model)
             started = time.perf_counter()
             _run(runner, settings, jobs, threads)
-            print(f"{(_cpu() - cpu) * 1000 / jobs:.2f} ms CPU per job, "
+            own, sql, llm = ((a - b) * 1000 / jobs for a, b in zip(_cpu(model), before))
+            print(f"{own + sql:.2f} ms CPU per job (this process {own:.2f}, its SQL processes "
+                  f"{sql:.2f}; offline model {llm:.2f}), "
                   f"{jobs / (time.perf_counter() - started):.1f} jobs/s")
         if profile:
             print(_profiled(runner, settings, jobs, threads))
@@ -70,9 +74,12 @@ def _profiled(runner, settings, jobs: int, threads: int) -> str:
     return out.getvalue()
 
 
-def _cpu() -> float:
+def _cpu(model) -> tuple[float, float, float]:
+    """CPU seconds of this process, of its SQL processes and of the offline model (also a
+    child of this process, so counted apart)."""
     times = os.times()
-    return times.user + times.system + children_cpu_seconds(os.getpid())
+    llm = model.cpu_seconds()
+    return times.user + times.system, children_cpu_seconds(os.getpid()) - llm, llm
 
 
 def _run(runner, settings, count: int, threads: int, run=None) -> None:
