@@ -11,8 +11,9 @@ first:
    autoload/autoinstall off, a memory limit, a thread cap, a private temporary
    directory capped at ``max_temp_directory_size``, and ``lock_configuration=true``
    last so nothing can loosen the rest.
-3. Every query runs on its own cursor with a wall-clock budget enforced by a
-   ``threading.Timer`` that calls ``cursor.interrupt()``.
+3. Every query runs on its own cursor with a wall-clock budget enforced by the
+   process's one watchdog thread (``worker/query_watchdog.py``), which calls
+   ``cursor.interrupt()``.
 4. Only a bounded result leaves DuckDB (``result_sql.bounded_rows_sql``): at most
    ``chart_row_limit`` rows, every cell cut to what a cell shows, and fetching stops
    once ``result_max_bytes`` of rendered text have arrived.
@@ -25,7 +26,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -33,15 +33,12 @@ from typing import Any
 import duckdb
 
 from worker.query_result import MAX_COLUMNS, SHOWN_ROWS, QueryResult
+from worker.query_watchdog import QueryWatchdog
 from worker.result_sql import bounded_rows_sql, read_summary, summary_sql
 from worker.sql_guard import SqlRefused, check_single_read_statement
 
 logger = logging.getLogger(__name__)
 
-# How often a timed-out query is re-interrupted: DuckDB clears the interrupt
-# flag when a new query starts, so one interrupt could land between the main
-# query and the summary query and be lost.
-_REINTERRUPT_S = 0.1
 # Rows per fetch stay under about this many characters, so that no single fetch
 # (a chunk of rows turned into Python values at once) can be large.
 _FETCH_CHARS = 1_000_000
@@ -81,6 +78,7 @@ class DuckDbExecutor:
         }
         self._con = duckdb.connect(self.path, read_only=True, config=config)
         self._verify_locked()
+        self._watchdog = QueryWatchdog()
         # What an error message must not show the model: where things are on this host.
         self._host_paths = sorted({str(Path(self.path).resolve().parent), temp_directory,
                                    str(Path.home())}, key=len, reverse=True)
@@ -98,8 +96,9 @@ class DuckDbExecutor:
             logger.info("%s refused: %s", tag, refused.message)
             return QueryResult.failed(text, refused.message, _ms_since(started))
         cursor = self._con.cursor()
-        watchdog = _Watchdog(cursor, budget_s)
+        watchdog = self._watchdog
         try:
+            watchdog.arm(cursor, budget_s)
             return self._execute(cursor, watchdog, cleaned, started, tag)
         except Exception as exc:  # the tool boundary: report, don't raise
             if watchdog.fired:
@@ -112,13 +111,12 @@ class DuckDbExecutor:
             logger.info("%s failed: %s", tag, message.splitlines()[0] if message else "")
             return QueryResult.failed(cleaned, message, _ms_since(started))
         finally:
-            watchdog.stop()
+            watchdog.disarm()
             with contextlib.suppress(duckdb.Error):  # must not mask the result
                 cursor.close()
 
-    def _execute(self, cursor: Any, watchdog: _Watchdog, sql: str, started: float,
+    def _execute(self, cursor: Any, watchdog: QueryWatchdog, sql: str, started: float,
                  tag: str) -> QueryResult:
-        watchdog.start()
         # Binding only: names and types, nothing executed yet.
         relation = cursor.sql(sql)
         all_columns = [str(name) for name in relation.columns]
@@ -154,7 +152,7 @@ class DuckDbExecutor:
                 rows.append(values)
         return rows, True
 
-    def _summarise(self, cursor: Any, watchdog: _Watchdog, sql: str, columns: list[str],
+    def _summarise(self, cursor: Any, watchdog: QueryWatchdog, sql: str, columns: list[str],
                    types: list[str], tag: str) -> tuple[int, list | None]:
         """Count and summarise the whole result in DuckDB (see result_sql)."""
         watchdog.check()
@@ -200,6 +198,7 @@ class DuckDbExecutor:
             cursor.close()
 
     def close(self) -> None:
+        self._watchdog.close()
         self._con.close()
 
     def _without_host_paths(self, message: str) -> str:
@@ -218,44 +217,6 @@ class DuckDbExecutor:
             cursor.close()
         self._con.close()
         raise RuntimeError("DuckDB accepted SET after lock_configuration=true; refusing to run")
-
-
-class _Watchdog:
-    """Interrupts a cursor once ``timeout_s`` has passed, until stopped."""
-
-    def __init__(self, cursor: Any, timeout_s: float) -> None:
-        self._cursor = cursor
-        self._done = threading.Event()
-        self._lock = threading.Lock()
-        self.fired = False
-        self._timer = threading.Timer(max(0.0, timeout_s), self._interrupt)
-        self._timer.daemon = True
-
-    def start(self) -> None:
-        self._timer.start()
-
-    def check(self) -> None:
-        """Raise ``duckdb.InterruptException`` if the budget is already spent."""
-        if self.fired:
-            raise duckdb.InterruptException("Interrupted by the query time limit")
-
-    def stop(self) -> None:
-        with self._lock:  # after this, _interrupt never touches the cursor again
-            self._done.set()
-        self._timer.cancel()
-
-    def _interrupt(self) -> None:
-        while True:
-            with self._lock:
-                if self._done.is_set():
-                    return
-                self.fired = True
-                try:
-                    self._cursor.interrupt()
-                except Exception:  # the cursor may be mid-close
-                    logger.debug("interrupt failed", exc_info=True)
-            if self._done.wait(_REINTERRUPT_S):
-                return
 
 
 def _ms_since(started: float) -> float:
