@@ -2,25 +2,18 @@
 is still open on it (real MariaDB: its session counters say what was sent)."""
 from __future__ import annotations
 
-import uuid
-
 import pytest
 from sqlalchemy import text
 
-from shared.db import make_engine
+from tests.utils.probe_table import engine_with_probe_table
 
 
 @pytest.fixture
 def engine(settings):
-    engine = make_engine(settings.database_url, pool_size=1)  # one connection: one session
-    table = f"reset_probe_{uuid.uuid4().hex[:8]}"
-    with engine.begin() as conn:
-        conn.execute(text(f"CREATE TABLE {table} (id INT PRIMARY KEY)"))
-    engine.probe_table = table
-    yield engine
-    with engine.begin() as conn:
-        conn.execute(text(f"DROP TABLE {table}"))
-    engine.dispose()
+    # One connection: the session counters are those of the connection under test.
+    with engine_with_probe_table(settings.database_url, "id INT PRIMARY KEY",
+                                 pool_size=1) as engine:
+        yield engine
 
 
 def _rollbacks(engine) -> int:

@@ -4,28 +4,20 @@ from __future__ import annotations
 
 import threading
 import time
-import uuid
 
 import pytest
 from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
 
-from shared.db import make_engine
 from shared.db_retry import is_connection_lost, is_lock_conflict, is_transient
+from tests.utils.probe_table import engine_with_probe_table
 
 
 @pytest.fixture
 def engine(settings):
-    engine = make_engine(settings.database_url, pool_size=4)
-    table = f"retry_probe_{uuid.uuid4().hex[:8]}"
-    with engine.begin() as conn:
-        conn.execute(text(f"CREATE TABLE {table} (id INT PRIMARY KEY, v VARCHAR(8))"))
-        conn.execute(text(f"INSERT INTO {table} VALUES (1, 'a'), (2, 'b')"))
-    engine.probe_table = table
-    yield engine
-    with engine.begin() as conn:
-        conn.execute(text(f"DROP TABLE {table}"))
-    engine.dispose()
+    with engine_with_probe_table(settings.database_url, "id INT PRIMARY KEY, v VARCHAR(8)",
+                                 rows="(1, 'a'), (2, 'b')") as engine:
+        yield engine
 
 
 def _update(conn, table: str, row: int) -> None:
