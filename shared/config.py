@@ -55,6 +55,10 @@ class Settings(BaseSettings):
     history_token_budget: int = 20_000
     llm_timeout_s: float = 60.0
     llm_max_retries: int = 4
+    # The Anthropic SDK's OpenTelemetry spans of each model call. Off: no tracer provider
+    # is set up here, so the spans recorded nothing, yet building their attributes cost
+    # every call CPU (≈ 2 % of a job's in the worker).
+    llm_tracing: bool = False
     job_deadline_s: float = 300.0
     cache_messages: bool = True
     # What the model is sent. The defaults ship; the other values exist so that

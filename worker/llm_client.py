@@ -23,12 +23,17 @@ def make_client(settings: Settings, *, timeout_s: float | None = None) -> anthro
         settings.anthropic_base_url,
         settings.llm_max_retries,
         timeout_s if timeout_s is not None else settings.llm_timeout_s,
+        settings.llm_tracing,
     )
 
 
 @functools.cache
-def _client(api_key: str, base_url: str | None, max_retries: int, timeout_s: float):
-    # One client (and so one HTTP connection pool) per configuration per process.
+def _client(api_key: str, base_url: str | None, max_retries: int, timeout_s: float,
+            tracing: bool):
+    # One client (and so one HTTP connection pool) per configuration per process. With
+    # tracing, the SDK's own OpenTelemetry option applies (its ANTHROPIC_OPEN_TELEMETRY*
+    # variables included).
     return anthropic.Anthropic(
-        api_key=api_key, base_url=base_url, max_retries=max_retries, timeout=timeout_s
+        api_key=api_key, base_url=base_url, max_retries=max_retries, timeout=timeout_s,
+        open_telemetry=None if tracing else False,
     )

@@ -1,0 +1,17 @@
+"""The worker's Anthropic client: one per configuration, SDK tracing only when asked."""
+from __future__ import annotations
+
+from worker.llm_client import make_client
+
+
+def test_one_client_per_configuration_without_sdk_spans_by_default(settings):
+    client = make_client(settings)
+    assert make_client(settings) is client
+    assert client.open_telemetry["traces"]["enabled"] is False
+
+
+def test_tracing_hands_the_option_to_the_sdk(settings, monkeypatch):
+    monkeypatch.delenv("ANTHROPIC_OPEN_TELEMETRY", raising=False)
+    client = make_client(settings.model_copy(update={"llm_tracing": True}))
+    assert client is not make_client(settings)
+    assert client.open_telemetry["traces"]["enabled"] is True
