@@ -7,6 +7,10 @@ processes', per job (the offline model's own CPU apart); with ``--profile``
 cProfile's heaviest functions follow.
 
     python -m bench.worker_cpu [--jobs 200] [--threads 8] [--rounds 3] [--profile]
+                               [--latency-ms 0]
+
+With ``--threads 200 --latency-ms 1000`` the jobs wait on the model as in figure 2
+(conversations per worker), so the cost of many threads in one process shows.
 """
 from __future__ import annotations
 
@@ -28,11 +32,11 @@ from shared.keys import get_or_create_tenant
 from shared.redis_client import redis_for
 
 
-def run(jobs: int, threads: int, rounds: int, profile: bool) -> None:
+def run(jobs: int, threads: int, rounds: int, profile: bool, latency_ms: int = 0) -> None:
     from worker.runner import JobRunner
 
     with Stack("worker-cpu") as stack:
-        stack.start_fake_llm(latency_ms=0)
+        stack.start_fake_llm(latency_ms=latency_ms)
         settings = stack.settings
         events = EventLog(redis_for(settings.redis_url))
         runner = JobRunner(settings, events=events)
@@ -99,5 +103,6 @@ if __name__ == "__main__":
     parser.add_argument("--threads", type=int, default=8)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--latency-ms", type=int, default=0, help="the offline model's")
     args = parser.parse_args()
-    run(args.jobs, args.threads, args.rounds, args.profile)
+    run(args.jobs, args.threads, args.rounds, args.profile, args.latency_ms)

@@ -1,4 +1,11 @@
-"""The Anthropic client factory. Retries on 429/529/5xx and timeouts are the SDK's own."""
+"""The Anthropic client factory. Retries on 429/529/5xx and timeouts are the SDK's own.
+
+A client's connection pool (httpcore's) walks all of its connections each time a
+request starts and ends. With hundreds of model calls in flight in one worker that
+walk was ~17 % of the worker's CPU (``bench.worker_cpu --threads 200 --latency-ms
+1000``), so a runner hands its jobs, in turn, to ``CLIENT_POOLS`` clients of the same
+configuration, each with a pool of its own (``make_client(settings, pool=n)``).
+"""
 from __future__ import annotations
 
 import functools
@@ -16,20 +23,26 @@ MISSING_KEY_HELP = (
 )
 
 
-def make_client(settings: Settings, *, timeout_s: float | None = None) -> anthropic.Anthropic:
-    """A client honouring ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL as read by the settings."""
+CLIENT_POOLS = 8
+
+
+def make_client(settings: Settings, *, timeout_s: float | None = None,
+                pool: int = 0) -> anthropic.Anthropic:
+    """A client honouring ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL as read by the settings;
+    the same one for the same settings and ``pool`` number (see the module doc)."""
     return _client(
         settings.anthropic_api_key or OFFLINE_KEY,
         settings.anthropic_base_url,
         settings.llm_max_retries,
         timeout_s if timeout_s is not None else settings.llm_timeout_s,
         settings.llm_tracing,
+        pool,
     )
 
 
 @functools.cache
 def _client(api_key: str, base_url: str | None, max_retries: int, timeout_s: float,
-            tracing: bool):
+            tracing: bool, _pool: int):
     # One client (and so one HTTP connection pool) per configuration per process. With
     # tracing, the SDK's own OpenTelemetry option applies (its ANTHROPIC_OPEN_TELEMETRY*
     # variables included).

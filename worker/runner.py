@@ -1,6 +1,7 @@
 """Runs one job end to end: claim, loop, persist, publish. Callable without Celery."""
 from __future__ import annotations
 
+import itertools
 import logging
 import time
 from collections.abc import Callable
@@ -20,7 +21,7 @@ from worker.history import load_history
 from worker.job_events import job_sink
 from worker.job_hooks import JobHooks
 from worker.job_store import ClaimedJob, JobEnding, JobStore
-from worker.llm_client import MISSING_KEY_HELP, make_client
+from worker.llm_client import CLIENT_POOLS, MISSING_KEY_HELP, make_client
 
 logger = logging.getLogger(__name__)
 
@@ -48,6 +49,9 @@ class JobRunner:
         self.heartbeats = Heartbeats(self.store.sessions, interval_s=settings.heartbeat_s)
         self.events = job_sink(events)
         self.client = client or make_client(settings)
+        # Jobs take the client given, else one of CLIENT_POOLS in turn (worker/llm_client.py).
+        self._pooled_clients = client is None
+        self._turns = itertools.count()
         self.data = data or TenantDatasets(settings)
         self.metrics = metrics
         # Called with the finished job row after its terminal event (e.g. batch progress).
@@ -78,7 +82,7 @@ class JobRunner:
             if self.settings.llm_target == "missing":
                 raise JobFailure("llm_auth", MISSING_KEY_HELP)
             data = self.data.for_job(job)
-            loop = AgentLoop(client=self.client, sandbox=data.sandbox, settings=self.settings,
+            loop = AgentLoop(client=self.client_for_job(), sandbox=data.sandbox, settings=self.settings,
                              system_prompt=data.system_prompt, hooks=self.hooks_for(job),
                              model=job.model)
             ending = JobEnding.answered(loop.run(self.history(job), job.message))
@@ -87,6 +91,13 @@ class JobRunner:
         finally:
             self.heartbeats.remove(job.id)
         return self.complete(job, ending, loop.stats if loop else JobFigures(), started)
+
+    def client_for_job(self):
+        """The model client of the next job: the one given to the runner, else the next
+        of this process's pooled clients (``worker/llm_client.py``)."""
+        if not self._pooled_clients:
+            return self.client
+        return make_client(self.settings, pool=next(self._turns) % CLIENT_POOLS)
 
     def history(self, job: ClaimedJob) -> list[dict]:
         """The earlier turns of the job's conversation, as the model is to see them."""

@@ -15,3 +15,16 @@ def test_tracing_hands_the_option_to_the_sdk(settings, monkeypatch):
     client = make_client(settings.model_copy(update={"llm_tracing": True}))
     assert client is not make_client(settings)
     assert client.open_telemetry["traces"]["enabled"] is True
+
+
+def test_a_runner_hands_its_jobs_the_pooled_clients_in_turn(settings):
+    from worker.llm_client import CLIENT_POOLS
+    from worker.runner import JobRunner
+
+    runner = JobRunner(settings)
+    clients = [runner.client_for_job() for _ in range(2 * CLIENT_POOLS)]
+    assert len({id(client) for client in clients}) == CLIENT_POOLS
+    assert clients[:CLIENT_POOLS] == clients[CLIENT_POOLS:]
+    assert runner.client in clients
+    given = make_client(settings, pool=3)
+    assert {JobRunner(settings, client=given).client_for_job() for _ in range(3)} == {given}
