@@ -7,6 +7,67 @@ from __future__ import annotations
 
 FINDINGS: dict[str, str] = {
     "engine_overhead": """
+**Issue 18, second pass on the worker (CPU per job).** Measured on the shared 2-core
+machine while two other engineers ran test suites (load average 5–13), so every
+figure below is an A/B of the tree before this pass (`dd7479d`) against it, run back
+to back, and the in-process profile (`python -m bench.worker_cpu --profile`: cProfile
+on thread CPU time, plus exact counts of calls and socket writes) is the figure that
+does not move with the load. What changed, each measured alone:
+
+| change | measured |
+|---|---|
+| one watchdog thread per SQL process, armed per query (`worker/query_watchdog.py`), instead of a `threading.Timer` started and cancelled per query | SQL process CPU per query (in-process loop of `DuckDbExecutor.run`, best of 5 × 300): carrier query 4.0–4.2 → 3.2–3.5 ms, `SELECT 1` 1.0–1.07 → 0.77–0.87 ms |
+| a connection going back to the pool is rolled back only when a transaction is still open (`shared/db.py`); the default rolled back after every commit | rollbacks per job 6 → 1, socket writes per job 33 → 28 (also ≈ 6 fewer statements per job for MariaDB) |
+| the SDK's OpenTelemetry spans off unless `SUNRISE_LLM_TRACING=1` (no tracer provider is set up here, so they recorded nothing) | ≈ 2 % of the worker's profiled CPU, 541 fewer Python calls per job |
+| a runner hands its jobs to 8 model clients in turn (`worker/llm_client.py`), each with its own connection pool | at 8 jobs in flight nothing; at 200 (next section) httpcore's walk over all of a pool's connections per request start and end fell from 17 % to 3 % of the profiled CPU |
+
+`bench.worker_cpu` now reports the SQL processes apart and no longer counts the
+offline model (also a child of the bench process) as the worker: the 18–24 ms it
+printed per job before were ≈ 3–4 ms of offline model, ≈ 5–6 ms of SQL processes and
+≈ 10–12 ms of the worker process.
+
+Where a job's worker CPU goes now (in-process profile, 8 threads, 0 ms model; the
+worker process ≈ 9–11 ms, its SQL process ≈ 4.5–5.5 ms; shares of the profiled
+worker process): the SDK sending the two requests ≈ 29 % (building the request and
+its headers, httpx/httpcore/h11 -- the SDK's floor short of replacing its HTTP
+client), reading the streams ≈ 14 %, MariaDB reads and writes ≈ 43 % (PyMySQL's own
+code alone 18 %: it parses every column descriptor of every result in Python), Redis
+event publishes ≈ 11 %. In the SQL process, DuckDB running the query is
+≈ 2.7 of ≈ 3.3 ms; the guard (DuckDB's parser, the parse tree walked in Python) most
+of the rest.
+
+What did not pay, or was not done:
+
+- **`mysqlclient` instead of PyMySQL** (built against libmariadb 10.11, same
+  SQLAlchemy Core statements, `bench.worker_cpu` A/B, 4 runs each): worker process
+  CPU per job 9.1–11.6 (mean 10.2) → 9.0–9.8 (mean 9.4) ms: ≈ −0.8 ms, −8 % of the
+  worker process and ≈ −5 % with its SQL process; profiled −18 % (cProfile inflates
+  pure-Python protocol code). Not adopted: a C build dependency on every install path
+  and image for ≈ 5 %; PyMySQL stays the only driver.
+- **Figure 1 itself did not show it.** Three full-stack A/B pairs
+  (`bench.run_all --only engine_overhead --no-profile`, alternating, load 5–13):
+  worker CPU per job, best round, before 16.3 / 17.3 / 19.1 ms, after 17.7 / 18.6 /
+  19.1 ms; first rounds 20.9–23.6 against 22.7–24.2 ms. The gains above (≈ 1 ms of a
+  ≈ 15 ms job at 64 threads) are inside this machine's run-to-run spread of 3–5 ms, so
+  the quiet-machine re-measurement decides; 8 client pools against 1 at 64 threads
+  (`bench.worker_cpu --threads 64`, 2 × 2 rounds): 10.4–13.2 against 10.3–13.3 ms,
+  no cost at low concurrency.
+- **One transaction per model round.** A tool round already writes twice: the
+  `llm_calls` row right after the stream (deferring it past the tools' SQL, up to
+  `sql_timeout_s`, would defer a billed row past a crash) and the tool rows with the
+  cancel flag read at the round boundary (reading the flag with the `llm_calls` row
+  instead would leave a cancel asked during the tools unseen until after the next
+  paid model call). What is left to merge is the last round's `llm_calls` row into
+  the final write and the history read into the claim: ≈ 2 round trips per job, an
+  estimated 0.3–0.5 ms; not done in this pass.
+- **tenacity's per-call copy** (a `threading.local` made and destroyed per retried
+  write): 13 µs per call with one thread, 26 µs with 250 threads alive (destroying a
+  `threading.local` visits every thread in CPython 3.11); 4–5 calls per job, so
+  ≈ 0.1 ms. Left.
+- The target (≤ 8 ms for the worker and its SQL process) is not reachable by this
+  route: the SDK's request sending (≈ 2.5–3 ms), PyMySQL (≈ 2 ms) and DuckDB's own
+  query (≈ 2.7 ms) alone add up to more.
+
 **Issue 18, CPU per job (this run). Targets missed; the machine was saturated.**
 The run above was taken while other engineers' test suites loaded the 2 cores (load
 average 4.8 → 10.5 over the run; every process's CPU per job reads ≈ 2–3× what the
@@ -90,6 +151,40 @@ the SQL process's watchdog timer (a thread started and cancelled per query) is i
 largest cost after DuckDB: a reusable timer is the next saving there.
 """,
     "conversations_per_worker": """
+**Issue 18, second pass (worker).** Back to back on the loaded machine (load 12–14),
+`bench.run_all --only conversations_per_worker --no-profile`, the tree before this
+pass (`dd7479d`) then this one:
+
+| | before | after |
+|---|---|---|
+| 200 at once: jobs/s (ratio to the bound) | 25.1 (0.251) | 29.1 (0.291) |
+| 200 at once: worker CPU per job | 34.9 ms | 28.2 ms (−19 %) |
+| 500 at once: jobs/s (ratio) | 27.9 (0.112) | 32.6 (0.130) |
+| 500 at once: worker CPU per job | 34.0 ms | 29.1 ms |
+| peak memory, 200 / 500 at once | 334 / 338 MB | 324 / 390 MB |
+
+Most of it is the model clients (figure 1's section): with one client, httpcore's
+connection pool walked all of its ≈ 200 connections (calling five methods on each)
+whenever a request started or ended; in `bench.worker_cpu --jobs 400 --threads 200
+--latency-ms 1000 --profile` that walk was 6.45 of 37.6 profiled seconds and is 0.85
+of 31.0 with 8 pools; Python calls per job 33.2k → 25.4k.
+
+Why the ratio is still far from 0.6 (measured, same runs): the worker process is
+simply busy. 200 jobs × 28.2 ms is 5.6 s of CPU in one Python process, which the GIL
+runs on one core at a time, against 6.9 s of wall time: ≈ 0.8 of a core, so the
+threads wait for the interpreter, not for Celery (prefetch already covers every job
+in flight: 250 threads × multiplier 1; late acks and the threads pool stay, the fault
+tests rely on them). A job costs more here than in figure 1 (28 against 19 ms under
+the same load) mostly because a 1 s model call streams its events over the second: ≈ 28 network
+reads per call instead of ≈ 2, each through httpx/httpcore/h11 (≈ 38 % of the
+profiled CPU at 200 in flight is reading the streams) and each flushing the answer
+text held so far to Redis (≈ 10 publishes per job instead of 5). The profile counts
+thread CPU only, so what it shows is work, not waiting; the cost of GIL hand-offs
+themselves was not measured apart in this pass. Next steps, in order of measured weight: publish answer text at most
+every few tens of ms instead of per read (a change in how `answer_delta` events
+are cut, to agree with the console and figure 4 first), then fewer writes per job
+(see figure 1); the asyncio-loop redesign would not remove per-read parsing.
+
 **Issue 18:** worker CPU per job at 200 at once 88.0 → 67.7 ms and throughput 8.4 →
 13.1 jobs/s (ratio 0.084 → 0.131; 500 at once: 8.7 → 13.6 jobs/s) against the tree
 before it, measured back to back on the saturated machine described under figure 1
