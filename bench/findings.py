@@ -225,7 +225,7 @@ tree alternating, same conditions:
 
 | API CPU per submit | main (`dd7479d`) | issue 18 (api) |
 |---|---|---|
-| in process: the Flask app driven by werkzeug's test client, real MariaDB + Redis, 1,500 submits, `time.process_time` (6 alternating pairs) | 4.8–6.1 ms | 2.4–2.9 ms |
+| in process: the Flask app driven by werkzeug's test client, real MariaDB + Redis, 1,500 submits, `time.process_time` (5 alternating pairs) | 4.8–6.1 ms | 2.4–2.9 ms |
 | `bench.run_all --only api_submit --no-profile` (gunicorn, gevent, 2 processes), api `cpu_ms_per_request` | 6.6, 7.4, 6.1 ms | 4.1, 4.9, 3.9 ms (3.2, 3.2 in the two profiled runs) |
 | MariaDB commands per submit (counted in the driver) | 13: ping ×2, SELECT ×3, INSERT ×3, UPDATE, COMMIT ×2, ROLLBACK ×2 | 8: ping, SELECT ×2, INSERT ×3, COMMIT, ROLLBACK |
 | Redis commands / `redis.Redis` clients built per submit | 3 / 1 | 3 / 0 |
@@ -257,12 +257,15 @@ and Flask outside the view ≈ 35 %, the submit transaction 39 % (SQLAlchemy + P
 executing its statements ≈ 24 %, the session's commit and checkout ≈ 10 %), the Celery
 send 13 % (its LPUSH 5 %), the `queued` event 6 %, the rate limit 6 %, authentication
 4 % (the cache's misses: 100 tenants, 5 s). No single function is above ≈ 3 % self.
-Measured in process, one SELECT round trip costs ≈ 0.3 ms of API CPU: merging the
-concurrency count into the dataset pin would save one, but the pin is a locking read
-(`LOCK IN SHARE MODE`) and whether MariaDB would then also lock the tenant's job rows
-the count reads was not settled, so it is not done. The pool's ROLLBACK on every
-check-in is another round trip; PyMySQL's in-transaction flag is not set after a
-`FOR UPDATE` read (checked), so it cannot tell when that reset is needed, and it stays.
+Tried and left out: the concurrency count read in the same statement as the dataset
+pin (`FROM (SELECT 1) LEFT JOIN datasets … LOCK IN SHARE MODE` with the count as a
+scalar subquery; MariaDB 10.11 does not lock the job rows the subquery reads, checked
+with a second connection). It saves a round trip (MariaDB commands 8 → 7), but the
+bigger statement cost what the round trip did: 2.2–2.5 ms against 2.0–2.6 ms per
+submit in three alternating in-process pairs, so the simpler pair of statements
+stays. The pool's ROLLBACK on every check-in is another round trip; PyMySQL's
+in-transaction flag is not set after a `FOR UPDATE` read (checked), so it cannot tell
+when that reset is needed, and it stays.
 
 **The ratio (≥ 0.5) is out of reach on this machine, and not because of waiting.**
 The bare loop publishes a message for ≈ 0.4–0.5 ms of one core (1,500–2,400 /s in
