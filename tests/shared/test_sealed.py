@@ -7,6 +7,7 @@ from click.testing import CliRunner
 from cryptography.fernet import Fernet
 from sqlalchemy import select
 
+from shared.config import get_settings
 from shared.db import session_scope
 from shared.keys import get_or_create_tenant
 from shared.models import Dataset, new_id
@@ -51,7 +52,11 @@ def test_reseal_seals_old_rows_and_moves_sealed_ones_to_the_first_key(settings, 
                           is_default=False, source_url=url))
     for name, value in settings_env(settings, secret_keys=f"{new},{old}").items():
         monkeypatch.setenv(name, value)
-    result = CliRunner().invoke(main, ["db", "reseal"])
+    get_settings.cache_clear()  # the CLI reads the environment once per process
+    try:
+        result = CliRunner().invoke(main, ["db", "reseal"])
+    finally:
+        get_settings.cache_clear()
     assert result.exit_code == 0, result.output
     with session_scope(settings.database_url) as s:
         stored = dict(s.execute(select(Dataset.id, Dataset.source_url)
