@@ -150,11 +150,15 @@ def event_stream(
                 events = source.get(timeout=heartbeat_s)
             except (HubUnavailable, redis.RedisError):
                 events = []  # the hub resumes from where this stream stands
-            for ev in events:
-                yield format_event(ev.id, ev.event, present(ev.event, ev.data))
-                if ev.is_terminal:
-                    return
             if events:
+                # What arrived together leaves in one write (one send, one chunk): the
+                # terminal event usually comes with the events held back before it.
+                end = next((i for i, ev in enumerate(events) if ev.is_terminal), None)
+                sent = events if end is None else events[:end + 1]
+                yield "".join(format_event(ev.id, ev.event, present(ev.event, ev.data))
+                              for ev in sent)
+                if end is not None:
+                    return
                 continue
             yield HEARTBEAT
             if time.monotonic() < next_check and not repaired:

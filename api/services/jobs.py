@@ -150,24 +150,38 @@ def wait_for_job(res: Resources, tenant_id: int, job_id: str, wait_s: float) -> 
     event hub for the job's terminal event. Without Redis it polls the database once a
     second instead. Raises NotFound.
     """
-    view = load_job(res, tenant_id, job_id)
-    if wait_s <= 0 or view["status"] in TERMINAL:
-        return view
+    if wait_s <= 0:
+        return load_job(res, tenant_id, job_id)
     deadline = time.monotonic() + wait_s
-    try:
-        after = res.events.last_id(job_id)
-        # Re-read: the job may have ended (and published) before `after` was taken.
+    # The stream position first, then the one read of the job: an end published before
+    # `after` was taken was committed before that read, and one published later comes
+    # after `after`, so the subscription cannot miss it.
+    after = _stream_position(res, job_id)
+    view = load_job(res, tenant_id, job_id)
+    if view["status"] in TERMINAL:
+        return view
+    if after is not None:
+        try:
+            with res.event_hub.subscribe(job_id, after) as subscription:
+                return _await_end(res, tenant_id, job_id, subscription, deadline)
+        except redis.RedisError as exc:
+            logger.warning("long-poll on job %s falls back to polling: %s", job_id, exc)
+    while time.monotonic() < deadline and view["status"] in ACTIVE:
+        time.sleep(min(POLL_S, max(0.0, deadline - time.monotonic())))
         view = load_job(res, tenant_id, job_id)
-        if view["status"] in TERMINAL:
-            return view
-        with res.event_hub.subscribe(job_id, after) as subscription:
-            return _await_end(res, tenant_id, job_id, subscription, deadline)
+    return view
+
+
+def _stream_position(res: Resources, job_id: str) -> str | None:
+    """The id of the job's newest event, or None when Redis cannot say (the long-poll
+    then polls the database)."""
+    if not is_id(job_id):
+        return "0-0"  # no such job: load_job answers 404 before anything waits
+    try:
+        return res.events.last_id(job_id)
     except redis.RedisError as exc:
         logger.warning("long-poll on job %s falls back to polling: %s", job_id, exc)
-        while time.monotonic() < deadline and view["status"] in ACTIVE:
-            time.sleep(min(POLL_S, max(0.0, deadline - time.monotonic())))
-            view = load_job(res, tenant_id, job_id)
-        return view
+        return None
 
 
 def _await_end(res: Resources, tenant_id: int, job_id: str, subscription: Subscription,
