@@ -201,6 +201,9 @@ class EventHub:
                     continue
                 failures = 0
                 self._dispatch(batch)
+                # The subscriptions just woken write to their clients before this reader
+                # sends its next read (under gevent, a yield to the ready greenlets).
+                time.sleep(0)
         finally:
             self._close(reader)
 

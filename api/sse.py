@@ -180,6 +180,9 @@ def event_stream(
             yield format_event(None, *ended)
             return
     finally:
+        # Other streams woken by the same event write theirs before this one's
+        # bookkeeping (under gevent, a yield to the ready greenlets).
+        time.sleep(0)
         if source is not None:
             source.close()
         on_close()
