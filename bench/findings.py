@@ -301,19 +301,50 @@ the CPU (p99 then runs to hundreds of ms), hence three windows with the least
 disturbed one counting; all three are in the details.
 """,
     "completion_notify": """
-Measured by `bench/completion_notify.py` (the completion-delivery issue owns it and
-its analysis); included here as written, with its rows marked "report". The
-benchmark issue's targets are p50 ≤ 5 ms and p99 ≤ 25 ms; the runs so far measured
-p50 ≈ 9–14 ms and p99 ≈ 25–50 ms, so they are **not met** on this machine. The clock
-starts at the job's `finished_at`, stamped inside the committing transaction, so
-the figure includes the commit itself; the rest of the path is the worker's XADD,
-the API's event-hub XREAD, the hand-off to the waiting greenlet and the HTTP write,
-each hop waiting for one of two shared cores. A profile of that path belongs with
-its owner's analysis. Issue 18 adds each process's CPU per job here (each job also
-serves its 10 waiting clients); in this run, on the saturated machine, p50 was
-52.9 ms (SSE) against 43.6 ms for the tree before it measured right after: the
-terminal event is now one Lua call instead of SET NX plus a pipeline, which does
-not show through a load average of 10.
+Measured by `bench/completion_notify.py`. Targets p50 ≤ 5 ms and p99 ≤ 25 ms: **not
+met** on this machine. The clock starts at the job's `finished_at`, stamped inside
+the committing transaction, and stops when the bench driver's client thread has
+parsed the terminal event (SSE) or the long-poll's JSON answer.
+
+**Where the time goes** (issue 18; each hop timestamped with `time.time()` in the
+worker, the API and the driver, 40 jobs × 10 clients, p50): the worker's finishing
+transaction (UPDATE job, INSERT answer, UPDATE conversation, SELECT the row, COMMIT)
+3.9 ms on a quiet machine, 6–7 ms at load 5; commit → the API's hub has the event
+(Lua publish, XREAD wake-up) ≈ 1 ms; the hub's read → the first waiting client
+woken 0.4 ms; then the one gevent process serves the ten clients one after another:
+its own CPU for the ten was 5.0 ms (main-thread CPU time between the hub's read and
+the last write), the rest of the 9–12 ms it took at load 5–6 was waiting for a core;
+then 0.5–2 ms for the driver's ten client threads to parse (they contend for its
+GIL). A median client therefore waits for half of the fan-out.
+
+**What waiting clients cost.** Nothing per second while they wait: with 5 SSE
+subscribers and 5 long-pollers parked on a held job for 10 s, the API used 0.0 ms
+CPU/s, this stack's MariaDB connections 0.0 ms/s, and Redis saw one XREAD (the hub's
+10 s block) for all ten. SSE heartbeats are every `SUNRISE_SSE_HEARTBEAT_S` (15 s),
+the database recheck every third heartbeat. The CPU per job in the table is the cost
+of each client's request (authentication, rate limit, reading the job, subscribing,
+the SSE gauge) plus the job itself; the `mariadb` and `redis` columns are the whole
+shared servers' CPU, which the other engineers' suites load too (this bench read
+10.8–197 ms MariaDB per job across runs of one afternoon; the MariaDB threads of this
+stack's own connections, read by thread id, spent 13 ms per job). Redis commands of
+this stack per job (MONITOR on its database, those inside the Lua publishes
+included): ≈ 100, of which 11 are the rate limiter's INCRBY and ≈ 6 XADD +
+EXPIRE are the hub's wake-ups for new subscribers.
+
+**Changed (issue 18)**: a long-poll reads the job once instead of twice (the stream
+position is taken first, so the one read after it cannot miss an end); an SSE stream
+writes each batch of events in one send; after a dispatch the hub yields before its
+next XREAD, and a finished stream yields before its bookkeeping (unsubscribe, the
+gauge's ZREM), so under gevent every woken client is written to first. In one traced
+pair, hub → first client woken 0.38 → 0.14 ms and the API's CPU for the ten clients'
+fan-out 5.0 → 3.8 ms (tracing included). Three alternating pairs, the tree before
+first in each (the load fell during the series: 5.4/5.7, 4.7/4.0, 3.5/2.2, so part
+of each gap is the load): SSE p50 16.4 → 12.2, 11.2 → 10.8, 7.7 → 5.9 ms, p99
+35.6 → 36.0, 30.7 → 23.3, 19.6 → 10.6 ms; long-poll p50 16.6 → 13.3, 11.8 → 10.4,
+8.5 → 6.4 ms; API CPU per job 63.8 → 61.2, 67.0 → 64.0, 60.8 → 46.0 ms.
+What is left is the worker's finishing transaction (the largest single hop) and the
+ten serial HTTP answers of one process (≈ 0.4 ms of CPU each, mostly Flask and
+gunicorn building and sending the response).
 """,
     "token_efficiency": """
 **Target met.** All configurations run the same 22 questions with the same scripted
