@@ -7,6 +7,65 @@ from __future__ import annotations
 
 FINDINGS: dict[str, str] = {
     "engine_overhead": """
+**Issue 18: where figures 1–4 stand (quiet machine, this run; load average 0.3–0.6).**
+The same benches ran at the start of this pass on `dd7479d` (load 0.5), with
+`bench.run_all --only engine_overhead,conversations_per_worker,api_submit,completion_notify`.
+Targets are issue 18's (the table above keeps the standing 0.30 and 0.85 for figures 1
+and 2).
+
+| figure | before (`dd7479d`) | now | target |
+|---|---|---|---|
+| 1 jobs/s ÷ no-op tasks/s | 53.2 ÷ 917 = 0.058 | 65.1 ÷ 1,070 = 0.061 | ≥ 0.25 |
+| 1 worker CPU per job | 18.2 ms | 15.9 ms | ≤ 8 ms |
+| 1 API · MariaDB · Redis CPU per job | 7.0 · 4.5 · 0.6 ms | 3.6 · 3.5 · 0.7 ms | report |
+| 2 at 200 at once ÷ the bound (worker CPU per job) | 0.304 (31.9 ms) | 0.362 (27.8 ms) | ≥ 0.60 |
+| 2 at 500 at once ÷ the bound | 0.132 | 0.161 | report |
+| 3 submits/s ÷ bare `apply_async`/s | 279 ÷ 2,098 = 0.133 | 566 ÷ 2,803 = 0.202 | ≥ 0.5 |
+| 3 p50 / p99 at half the max rate | 8.1 / 18.5 ms | 5.2 / 11.0 ms | p99 ≤ 50 ms (met) |
+| 3 API CPU per submit | 5.3 ms | 2.4 ms | ≤ 2.5 ms (met) |
+| 4 commit → SSE client, p50 / p99 | 8.7 / 17.5 ms | 6.2 / 10.0 ms | ≤ 5 / ≤ 25 ms (p99 met) |
+| 4 commit → long-poller, p50 / p99 | 9.5 / 19.0 ms | 6.2 / 10.3 ms | ≤ 5 / ≤ 25 ms (p99 met) |
+
+Both baselines got faster too: the no-op task and the bare `apply_async` loop use
+Sunrise's broker transport, which no longer builds a `redis.Redis` client per publish
+(`shared/broker_transport.py`). So the ratios understate the change: jobs/s +22 %,
+submits/s +103 %.
+
+**The floors, measured in this run.**
+
+- **Worker:** 5.1 ms per job (`bench/worker_floor.py`). These are the calls a job cannot
+  avoid, made bare in one process: 2 SDK streams replayed from the job's own request
+  bodies (0.87 ms each), the query in DuckDB (1.99 ms), 4 commits and a read through
+  PyMySQL (0.075 and 0.099 ms), 3 Redis publishes (0.04 ms) and Celery's receive and
+  acknowledge (0.84 ms, the no-op worker's CPU per task). The worker spends 15.9 ms, so
+  **10.8 ms per job is ours**: how we call these libraries and the Python around them.
+  Going by the in-process profile (below), that is about 14 % reading the streams and
+  building events, about 43 % MariaDB reads and writes (PyMySQL parses every column
+  descriptor in Python), and in the SQL process the guard and pickling around DuckDB's
+  query. The ≤ 8 ms target is above the floor, so it is reachable in principle. This
+  pass did not reach it.
+- **API:** 1.2 ms per request (`bench/api_floor.py`). That is a bare Flask view, under
+  the API's own gunicorn settings, that commits one row and sends one Celery task. It
+  reaches **0.43** of the bare `apply_async` loop. So figure 3's ≥ 0.5 is out of reach
+  for any submit on these parts on this machine; the ratio target is not ours to meet.
+  The API spends 2.4 ms per submit, 1.3 ms above the floor (authentication, the rate
+  limit, idempotency, the tenant checks, the `queued` event), within the ≤ 2.5 ms
+  target.
+- **Figure 1 at the floors:** suppose the worker and the API ran at their floors
+  (5.1 + 1.2 ms), the offline model stayed at its 2.7 ms and the bench driver at its
+  2.4 ms, and MariaDB and Redis cost nothing. A job would still take 11.3 ms of the
+  2 cores: at most ≈ 177 jobs/s, a ratio of 0.17 against this run's 1,070 no-op
+  tasks/s. **≥ 0.25 cannot be met on 2 cores with these libraries.** The worker's own
+  10.8 ms is what is left to cut.
+- **Figure 2** is CPU-bound: one worker process holds the GIL, at 27.8 ms per job at 200
+  in flight. ≥ 0.60 needs ≤ 16.7 ms at that concurrency, above the floor again. What
+  was measured for it is in its section.
+- **Figure 4:** what remains of the p50 (6.2 ms against ≤ 5) is mostly the worker's
+  finishing transaction, 3.9 ms of UPDATE, INSERT, UPDATE, SELECT and COMMIT. The hop
+  analysis is in its section. That transaction is ours: building the terminal event
+  without the final SELECT, and the last round's `llm_calls` row merged into the final
+  write, are the next steps.
+
 **Issue 18, second pass on the worker (CPU per job).** Measured on the shared 2-core
 machine while two other engineers ran test suites (load average 5–13), so every
 figure below is an A/B of the tree before this pass (`dd7479d`) against it, run back
