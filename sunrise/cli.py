@@ -85,15 +85,22 @@ def db_reseal() -> None:
 
     from shared.db import session_scope
     from shared.models import Dataset
-    from shared.sealed import seal, unseal
+    from shared.sealed import UnreadableSecret, seal, unseal
 
-    keys = _settings().secret_keys
+    keys, unreadable = _settings().secret_keys, []
     with session_scope(_settings().database_url) as s:
         rows = s.scalars(select(Dataset).where(Dataset.source_url.is_not(None))
                          .with_for_update()).all()
         for row in rows:
-            row.source_url = seal(keys, unseal(keys, row.source_url))
-    click.echo(f"sealed {len(rows)} stored secret(s) with the first key")
+            try:
+                row.source_url = seal(keys, unseal(keys, row.source_url))
+            except UnreadableSecret:
+                unreadable.append(row.id)
+    click.echo(f"sealed {len(rows) - len(unreadable)} stored secret(s) with the first key")
+    if unreadable:
+        raise click.ClickException(
+            f"no key in SUNRISE_SECRET_KEYS opens the database URL of dataset(s) "
+            f"{', '.join(unreadable)}: add the key that sealed them and run this again")
 
 
 @main.group()

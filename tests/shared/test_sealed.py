@@ -50,13 +50,20 @@ def test_reseal_seals_old_rows_and_moves_sealed_ones_to_the_first_key(settings, 
             s.add(Dataset(id=dataset_id, tenant_id=tenant.id, name="Live", status="ready",
                           import_seq=1, sources=[{"url": "masked"}], annotations={},
                           is_default=False, source_url=url))
-    for name, value in settings_env(settings, secret_keys=f"{new},{old}").items():
-        monkeypatch.setenv(name, value)
-    get_settings.cache_clear()  # the CLI reads the environment once per process
-    try:
-        result = CliRunner().invoke(main, ["db", "reseal"])
-    finally:
-        get_settings.cache_clear()
+    def reseal(keys: str):
+        for name, value in settings_env(settings, secret_keys=keys).items():
+            monkeypatch.setenv(name, value)
+        get_settings.cache_clear()  # the CLI reads the environment once per process
+        try:
+            return CliRunner().invoke(main, ["db", "reseal"])
+        finally:
+            get_settings.cache_clear()
+
+    # Without the key that sealed a row, that row is named and kept; the others move.
+    missing = reseal(new)
+    assert missing.exit_code == 1 and sealed in missing.output, missing.output
+    # Other tests' datasets in this database were sealed with the session's key.
+    result = reseal(f"{new},{old},{settings.secret_keys}")
     assert result.exit_code == 0, result.output
     with session_scope(settings.database_url) as s:
         stored = dict(s.execute(select(Dataset.id, Dataset.source_url)
