@@ -150,8 +150,8 @@ def wait_for_job(res: Resources, tenant_id: int, job_id: str, wait_s: float) -> 
     event hub for the job's terminal event. Without Redis it polls the database once a
     second instead. Raises NotFound.
     """
-    if wait_s <= 0:
-        return load_job(res, tenant_id, job_id)
+    if wait_s <= 0 or not is_id(job_id):
+        return load_job(res, tenant_id, job_id)  # an id that is no job's: 404 at once
     deadline = time.monotonic() + wait_s
     # The stream position first, then the one read of the job: an end published before
     # `after` was taken was committed before that read, and one published later comes
@@ -175,8 +175,6 @@ def wait_for_job(res: Resources, tenant_id: int, job_id: str, wait_s: float) -> 
 def _stream_position(res: Resources, job_id: str) -> str | None:
     """The id of the job's newest event, or None when Redis cannot say (the long-poll
     then polls the database)."""
-    if not is_id(job_id):
-        return "0-0"  # no such job: load_job answers 404 before anything waits
     try:
         return res.events.last_id(job_id)
     except redis.RedisError as exc:
