@@ -181,8 +181,11 @@ def celery_worker(celery_app) -> Iterator[object]:
     """A real Celery worker (threads pool) consuming the test Redis, in this process."""
     from celery.contrib.testing.worker import start_worker
 
+    # The worker's logging setup sets the root logger's level (start_worker's default is
+    # ERROR): WARNING keeps Python's default, so caplog in later tests still sees warnings.
     with start_worker(celery_app, pool="threads", concurrency=16, perform_ping_check=False,
-                      queues=["chat", "reports", "datasets"], shutdown_timeout=20) as worker:
+                      queues=["chat", "reports", "datasets"], shutdown_timeout=20,
+                      loglevel="WARNING") as worker:
         yield worker
 
 
