@@ -6,11 +6,14 @@ system's temp dir; here, for requests that ask for it (``spool_uploads_to``), it
 file in the data dir's ``uploads/`` folder, so that an accepted upload is renamed into
 its dataset's folder (same file system) rather than copied. Files a request spooled
 and did not keep are removed when the request ends, whatever the outcome (a 413 half
-way, a validation error).
+way, a validation error). A request may also ask for each file's SHA-256, computed as
+its bytes are written (an ``Idempotency-Key`` compares uploads by content) instead of
+reading the file again afterwards.
 """
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import tempfile
 from pathlib import Path
 
@@ -27,6 +30,7 @@ class UploadRequest(Request):
     """Flask's request, whose file parts may be written straight into a given folder."""
 
     upload_dir: Path | None = None
+    hash_uploads: bool = False
 
     def _get_file_stream(self, total_content_length, content_type, filename=None,
                          content_length=None):
@@ -37,7 +41,7 @@ class UploadRequest(Request):
         handle = tempfile.NamedTemporaryFile(  # noqa: SIM115 -- werkzeug writes and closes it
             dir=self.upload_dir, prefix=".upload-", suffix=".part", delete=False)
         self.spooled.append(Path(handle.name))
-        return handle
+        return HashingFile(handle) if self.hash_uploads else handle
 
     @property
     def spooled(self) -> list[Path]:
@@ -47,11 +51,38 @@ class UploadRequest(Request):
         return self.__dict__["_spooled"]
 
 
-def spool_uploads_to(folder: Path, limit_bytes: int) -> None:
+class HashingFile:
+    """A spooled file that hashes what is written to it: ``sha256`` is the digest of
+    its contents once werkzeug has written them. Everything else is the file's."""
+
+    def __init__(self, handle) -> None:
+        self._handle = handle
+        self.sha256 = hashlib.sha256()
+
+    def write(self, data: bytes) -> int:
+        self.sha256.update(data)
+        return self._handle.write(data)
+
+    def __getattr__(self, name: str):
+        return getattr(self._handle, name)
+
+
+def file_digest(stream) -> bytes:
+    """The SHA-256 of a spooled file part: hashed as it arrived when the request asked
+    for it (``spool_uploads_to(..., hashed=True)``), else read back from disk."""
+    if isinstance(stream, HashingFile):
+        return stream.sha256.digest()
+    with open(stream.name, "rb") as f:
+        return hashlib.file_digest(f, "sha256").digest()
+
+
+def spool_uploads_to(folder: Path, limit_bytes: int, *, hashed: bool = False) -> None:
     """Make this request's file parts go to ``folder``, and allow a body of up to
-    ``limit_bytes`` of files (the API's usual body limit is small). Call before
-    touching ``request.form`` or ``request.files``."""
+    ``limit_bytes`` of files (the API's usual body limit is small); with ``hashed``,
+    hash each part as it is written (``file_digest``). Call before touching
+    ``request.form`` or ``request.files``."""
     request.upload_dir = folder
+    request.hash_uploads = hashed
     request.max_content_length = limit_bytes + FORM_OVERHEAD_BYTES
 
 

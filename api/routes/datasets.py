@@ -48,7 +48,7 @@ def create_dataset():
     key = idempotency_key()
     if request.mimetype == "multipart/form-data":
         spool_uploads_to(Path(res.settings.data_dir) / "uploads",
-                         res.settings.max_upload_mb * 2**20)
+                         res.settings.max_upload_mb * 2**20, hashed=key is not None)
         form, files = parse_form(res.settings.max_upload_mb)
         dataset_service.reject_unknown_fields(form, files)
         name = dataset_service.require_form_name(form)

@@ -10,6 +10,7 @@ import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import IO
 
 import redis
 from sqlalchemy import select, update
@@ -22,6 +23,7 @@ from api.resources import Resources
 from api.schemas.datasets import DatasetCreate, DatasetPatch
 from api.sse import already_delivered, event_stream, stored_end
 from api.sse_subscribers import subscriber_callbacks
+from api.uploads import file_digest
 from shared import dataset_state
 from shared.dataset_annotations import Annotations, check_annotations
 from shared.dataset_view import annotations_of, dataset_to_dict
@@ -75,24 +77,24 @@ def create_from_files(res: Resources, tenant_id: int, name: str, files,
         if spooled.stat().st_size == 0:
             raise EmptySource(f"{display} is empty (0 bytes).", source=display)
         importer_for(source)  # raises UnsupportedSource naming what is supported
-        checked.append((spooled, display, f"{dataset_id}/{SOURCES_DIR}/{index}-{_safe(display)}"))
+        checked.append((storage.stream, display,
+                        f"{dataset_id}/{SOURCES_DIR}/{index}-{_safe(display)}"))
     digest = _files_hash(name, checked) if idempotency_key else None
     if idempotency_key and (first := _replay(res, tenant_id, idempotency_key, digest)):
         return first  # the spooled copies go with the request (api/uploads.py)
     folder.mkdir(parents=True, exist_ok=True)
-    for spooled, _, relative in checked:
-        os.rename(spooled, Path(res.settings.data_dir) / relative)
+    for stream, _, relative in checked:
+        os.rename(stream.name, Path(res.settings.data_dir) / relative)
     sources = [{"file": display, "path": relative} for _, display, relative in checked]
     return _commit_new(res, tenant_id, dataset_id, name, sources, None, idempotency_key, digest)
 
 
-def _files_hash(name: str, checked: list[tuple[Path, str, str]]) -> str:
+def _files_hash(name: str, checked: list[tuple[IO[bytes], str, str]]) -> str:
     """What identifies an upload under its Idempotency-Key: the name, and each file's
-    name and contents in order."""
+    name and contents in order (hashed as the files were spooled)."""
     digest = hashlib.sha256(name.strip().encode())
-    for spooled, display, _ in checked:
-        with spooled.open("rb") as f:
-            digest.update(f"|{display}|".encode() + hashlib.file_digest(f, "sha256").digest())
+    for stream, display, _ in checked:
+        digest.update(f"|{display}|".encode() + file_digest(stream))
     return digest.hexdigest()
 
 

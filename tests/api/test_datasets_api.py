@@ -4,6 +4,7 @@ through the offline model and get a chart bound to its rows; another tenant sees
 of it; bad uploads are refused clearly and leave nothing behind."""
 from __future__ import annotations
 
+import hashlib
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -11,6 +12,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from shared.db import session_scope
+from shared.models import Dataset
 from sunrise.client import SunriseClient
 from tests.utils.datasets import other_tenant, sse_events, upload, wait_imported
 from tests.utils.waiting import wait_for_status
@@ -203,6 +206,12 @@ def test_a_retried_upload_with_its_idempotency_key_makes_one_dataset(client, aut
     listed = client.get("/v1/datasets", headers=auth).get_json()["items"]
     assert [d["dataset_id"] for d in listed] == [first.get_json()["dataset_id"]]
     assert uploads_left(settings) == []
+
+    # The contents were hashed as they were spooled: the digest is the file's own.
+    with session_scope(settings.database_url) as s:
+        stored = s.get(Dataset, first.get_json()["dataset_id"]).request_hash
+    file_hash = hashlib.sha256(b"a,b\n1,2\n").digest()
+    assert stored == hashlib.sha256(b"Once|once.csv|" + file_hash).hexdigest()
 
     other = upload(client, key, "Once", ("once.csv", "a,b\n1,3\n"))  # other contents
     assert other.status_code == 409 and other.mimetype == "application/problem+json"
