@@ -93,6 +93,11 @@ class Settings(BaseSettings):
     sse_heartbeat_s: float = 15.0
     events_ttl_s: int = 24 * 3600
     events_maxlen: int = 2000
+    # A running job publishes the answer as it is written (and the progress waiting with
+    # it) at most this often: the answer text at most once per period, and a read of the
+    # model's stream starts a round trip only this long after the job's last one. 0 sends
+    # at every read. The terminal event always carries what is still waiting before it.
+    event_flush_ms: int = Field(default=100, ge=0)
 
     # The worker and the reaper.
     worker_concurrency: int = 64

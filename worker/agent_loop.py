@@ -67,7 +67,8 @@ class AgentLoop:
     def _stream(self):
         turn, round_no = self.turn, self.turn.round_no
         timeout = max(1.0, min(self.settings.llm_timeout_s, turn.time_left()))
-        streamer = [AnswerStreamer(self.hooks.on_answer_delta)]
+        every_s = self.settings.event_flush_ms / 1000  # the answer text, as its events
+        streamer = [AnswerStreamer(self.hooks.on_answer_delta, min_interval_s=every_s)]
 
         def on_text(text: str) -> None:
             streamer[0].feed(text)
@@ -80,7 +81,8 @@ class AgentLoop:
         def on_retry(_attempt: int, kind: str) -> None:
             turn.figures.llm_retries += 1
             self.hooks.on_llm_retry(round_no, kind)
-            streamer[0] = AnswerStreamer(self.hooks.on_answer_delta)  # the reply restarts
+            # The reply restarts.
+            streamer[0] = AnswerStreamer(self.hooks.on_answer_delta, min_interval_s=every_s)
 
         return stream_message(self.client, turn.request(), timeout=timeout,
                               on_text=on_text, on_block_end=on_block_end,

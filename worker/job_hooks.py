@@ -55,7 +55,7 @@ class JobHooks:
         self.events.publish(self.job.id, "answer_delta", {"text": text})
 
     def on_stream_read(self) -> None:
-        self.events.flush(self.job.id)
+        self.events.flush_if_due(self.job.id)
 
     def cancel_requested(self) -> bool:
         """Asked at each round boundary; after a tool round the flag came with the round's

@@ -47,7 +47,7 @@ class JobRunner:
         self.store = JobStore(session_factory(settings.database_url),
                               stale_after_s=settings.stale_after_s)
         self.heartbeats = Heartbeats(self.store.sessions, interval_s=settings.heartbeat_s)
-        self.events = job_sink(events)
+        self.events = job_sink(events, flush_every_s=settings.event_flush_ms / 1000)
         self.client = client or make_client(settings)
         # Jobs take the client given, else one of CLIENT_POOLS in turn (worker/llm_client.py).
         self._pooled_clients = client is None
