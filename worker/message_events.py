@@ -44,15 +44,17 @@ class SseSplitter:
 
     def feed(self, chunk: bytes) -> list[tuple[str, bytes]]:
         """The events this read completes."""
-        self.pending += chunk
-        events, start = [], 0
-        for end in _EVENT_END.finditer(self.pending):
-            event = _parse_event(self.pending[start:end.start()])
-            if event is not None:
-                events.append(event)
-            start = end.end()
-        self.pending = self.pending[start:]
-        return events
+        pending = self.pending + chunk if self.pending else chunk
+        if b"\r" in pending:  # CR or CRLF line ends: the general split
+            raws, start = [], 0
+            for end in _EVENT_END.finditer(pending):
+                raws.append(pending[start:end.start()])
+                start = end.end()
+            self.pending = pending[start:]
+        else:  # LF only, as the API sends: one split in C
+            raws = pending.split(b"\n\n")
+            self.pending = raws.pop()
+        return [event for event in map(_parse_event, raws) if event is not None]
 
     def end(self) -> list[tuple[str, bytes]]:
         """The last event, when the stream ended without its blank line."""
@@ -62,7 +64,12 @@ class SseSplitter:
 
 
 def _parse_event(raw: bytes) -> tuple[str, bytes] | None:
-    name, data = "", []
+    # The API's shape, "event: <name>\ndata: <one line>", without the general walk.
+    if raw.startswith(b"event: "):
+        head, found, data = raw.partition(b"\ndata: ")
+        if found and b"\n" not in data and b"\n" not in head and b"\r" not in raw:
+            return head[7:].decode(), data
+    name, lines = "", []
     for line in raw.splitlines():
         field, _, value = line.partition(b":")
         if value.startswith(b" "):
@@ -70,8 +77,8 @@ def _parse_event(raw: bytes) -> tuple[str, bytes] | None:
         if field == b"event":
             name = value.decode()
         elif field == b"data":
-            data.append(value)
-    return (name, b"\n".join(data)) if name or data else None
+            lines.append(value)
+    return (name, b"\n".join(lines)) if name or lines else None
 
 
 class MessageBuilder:
