@@ -21,6 +21,7 @@ from shared.db_retry import retry_transient
 from shared.errors import JobCancelled, JobFailure
 from shared.models import Conversation, Job, LlmCall, Message, ToolCall, utcnow
 from shared.text_limits import storable
+from shared.usage_figures import JOB_FIELDS
 
 logger = logging.getLogger(__name__)
 
@@ -41,6 +42,12 @@ class ClaimedJob:
     attempt: int
     dataset_id: str | None = None
     dataset_version: int | None = None
+    # Read with the claim for the finished row the terminal event and hooks are given
+    # (``JobStore.finish``): nothing of the job is read back after its final write.
+    batch_id: str | None = None
+    batch_index: int | None = None
+    created_at: dt.datetime | None = None
+    started_at: dt.datetime | None = None
 
 
 @dataclasses.dataclass
@@ -81,8 +88,8 @@ class JobEnding:
 # The hot path's statements, built once: each execution then skips building the
 # statement and computing its compiled-cache key, and no ORM unit of work runs.
 jobs, llm_calls, conversations = Job.__table__, LlmCall.__table__, Conversation.__table__
-_CLAIMED = select(jobs.c.id, jobs.c.tenant_id, jobs.c.conversation_id, jobs.c.message,
-                  jobs.c.model, jobs.c.attempt, jobs.c.dataset_id, jobs.c.dataset_version
+_CLAIM_FIELDS = tuple(field.name for field in dataclasses.fields(ClaimedJob))
+_CLAIMED = select(*(jobs.c[name] for name in _CLAIM_FIELDS)
                   ).where(jobs.c.id == bindparam("job_id"))
 _JOB_ROW = select(jobs).where(jobs.c.id == bindparam("job_id"))
 # An LLM call's row unless this (job, attempt, round) has one already, in one statement:
@@ -104,6 +111,25 @@ _ANSWER_STORED = select(Message.__table__.c.id).where(
 _TOUCH_CONVERSATION = (update(conversations)
                        .where(conversations.c.id == bindparam("conversation_id"))
                        .values(updated_at=job_state.NOW))
+
+
+# The usage columns as created: what a finish without usage figures leaves in the row
+# (only the final write sets them).
+_UNSET_USAGE = {name: jobs.c[name].default.arg for name in JOB_FIELDS}
+
+
+def finished_row(job: ClaimedJob, ending: dict) -> Job:
+    """The job row as a final write of ``ending`` (the FINISH values) left it, as a
+    detached ``Job``, built from what the run knows instead of read back after the commit.
+
+    Every column ``shared.job_view.job_to_dict`` and the after-finish hooks read is set
+    (the claim's, read with it; the ending's, written as given: the timestamps are
+    whole microseconds, as DATETIME(6) keeps them). The columns nothing after a finish
+    reads -- queue, idempotency_key, request_hash, enqueued_at, cancel_requested -- are
+    left unset (None).
+    """
+    return Job(**{name: getattr(job, name) for name in _CLAIM_FIELDS},
+               **{**_UNSET_USAGE, **ending})
 
 
 class JobStore:
@@ -166,20 +192,24 @@ class JobStore:
     def finish(self, job: ClaimedJob, outcome: JobEnding) -> Job | None:
         """Write the terminal state, the answer message and usage in one transaction.
 
-        Returns the updated job, or None when the job was no longer ours (already
-        finished by another attempt, or reaped): nothing is written then. Lost
-        connections and lock conflicts are retried for up to two minutes, then raised;
-        other database errors at once. The answer and error texts are made storable.
+        Returns the finished job, or None when the job was no longer ours (already
+        finished by another attempt, or reaped): nothing is written then. The job is
+        built from the claim and the ending (``finished_row``), not read back, except
+        when an earlier try of this write had committed. Lost connections and lock
+        conflicts are retried for up to two minutes, then raised; other database
+        errors at once. The answer and error texts are made storable.
         """
         now = utcnow()
-        answer_text = storable(outcome.answer_text, None)
+        ending = {
+            "status": outcome.status,
+            "answer_text": storable(outcome.answer_text, None), "charts": outcome.charts,
+            "parse_path": outcome.parse_path, "truncated": outcome.truncated,
+            "numbers": outcome.numbers, "error_code": outcome.error_code,
+            "error_message": storable(outcome.error_message), "finished_at": now,
+            "heartbeat_at": now, **outcome.usage}
         with self.engine.begin() as conn:
-            changed = job_state.FINISH.apply(
-                conn, job_id=job.id, of_attempt=job.attempt, status=outcome.status,
-                answer_text=answer_text, charts=outcome.charts, parse_path=outcome.parse_path,
-                truncated=outcome.truncated, numbers=outcome.numbers,
-                error_code=outcome.error_code, error_message=storable(outcome.error_message),
-                finished_at=now, heartbeat_at=now, **outcome.usage)
+            changed = job_state.FINISH.apply(conn, job_id=job.id, of_attempt=job.attempt,
+                                             **ending)
             if not changed:
                 row = conn.execute(_JOB_ROW, {"job_id": job.id}).one_or_none()
                 if self._already_written(conn, row, job, outcome):
@@ -191,13 +221,11 @@ class JobStore:
             if outcome.status == "succeeded":
                 conn.execute(_INSERT_MESSAGE, {
                     "conversation_id": job.conversation_id, "job_id": job.id,
-                    "role": "assistant", "text": answer_text or "",
+                    "role": "assistant", "text": ending["answer_text"] or "",
                     "charts": outcome.charts})
             conn.execute(_TOUCH_CONVERSATION, {"conversation_id": job.conversation_id,
                                                "now": now})
-            # The row as committed, as a detached Job (what an expired-free s.get gave,
-            # without an ORM load).
-            return Job(**conn.execute(_JOB_ROW, {"job_id": job.id}).one()._mapping)
+        return finished_row(job, ending)
 
     @staticmethod
     def _already_written(conn, row, job: ClaimedJob, outcome: JobEnding) -> bool:

@@ -4,12 +4,19 @@ from __future__ import annotations
 import time
 
 import pytest
+from sqlalchemy import update
 from sqlalchemy.exc import DBAPIError
 
-from shared.db import session_factory
+from shared import job_state
+from shared.db import session_factory, session_scope
+from shared.events import EventLog
+from shared.job_view import job_to_dict
+from shared.models import Job, new_id
+from shared.redis_client import redis_for
 from shared.text_limits import TEXT_COLUMN_CHARS
 from tests.utils.jobs import create_job, tool_calls
 from worker.job_store import JobStore
+from worker.runner import JobRunner
 from worker.tools import ToolRun
 
 
@@ -41,3 +48,44 @@ def test_model_and_duckdb_text_is_stored_cut_and_encodable(settings, store, clai
     assert row.sql.startswith("SELECT '\ufffd' || 'y'") and len(row.sql) < TEXT_COLUMN_CHARS + 50
     assert row.error.startswith("Invalid Input Error: xxx") and row.error.endswith("cut]")
     assert len(row.error) < TEXT_COLUMN_CHARS + 50
+
+
+def _run_capturing_the_row(settings, job_id: str, *, ask_cancel: bool = False):
+    """Run ``job_id`` with a real runner; returns the row its hooks were given and the
+    row as then read from MariaDB."""
+    runner = JobRunner(settings, events=EventLog(redis_for(settings.redis_url)))
+    given = []
+    runner.after_finish.append(given.append)
+    if ask_cancel:  # asked while it runs: seen at the first round boundary
+        claim = runner.store.claim
+
+        def claim_then_ask(claimed_id):
+            job = claim(claimed_id)
+            with runner.store.engine.begin() as conn:
+                assert job_state.ASK_CANCEL.apply(conn, job_id=claimed_id) == 1
+            return job
+        runner.store.claim = claim_then_ask
+    runner.run(job_id)
+    (row,) = given
+    with session_scope(settings.database_url) as s:
+        stored = s.get(Job, job_id)
+        s.expunge(stored)
+    return row, stored
+
+
+@pytest.mark.parametrize("ending", ["succeeded", "failed", "cancelled"])
+def test_the_finished_row_built_without_a_read_is_the_row_stored(settings, fake_llm, ending):
+    job_id, _ = create_job(settings, "How many flights did each carrier fly?")
+    with session_scope(settings.database_url) as s:  # a batch's job: the hooks read these
+        s.execute(update(Job).where(Job.id == job_id).values(batch_id=new_id(), batch_index=3))
+    if ending == "failed":
+        fake_llm.fault("401", count=1)
+    row, stored = _run_capturing_the_row(settings, job_id, ask_cancel=ending == "cancelled")
+    assert stored.status == ending
+    assert job_to_dict(row) == job_to_dict(stored)
+    hooks_read = ("batch_id", "batch_index", "status", "error_code", "parse_path", "numbers",
+                  "charts", "created_at", "started_at", "finished_at", "wall_ms")
+    assert [getattr(row, name) for name in hooks_read] == \
+        [getattr(stored, name) for name in hooks_read]
+    if ending == "succeeded":  # the JSON columns and the money went through the check
+        assert row.charts and row.numbers is not None and row.cost_usd > 0
