@@ -11,8 +11,9 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import logging
+from collections.abc import Callable
 
-from sqlalchemy import bindparam, exists, insert, select, update
+from sqlalchemy import Connection, bindparam, exists, insert, select, update
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -48,6 +49,9 @@ class ClaimedJob:
     batch_index: int | None = None
     created_at: dt.datetime | None = None
     started_at: dt.datetime | None = None
+    # The conversation's earlier turns, as the model is to see them, when the store
+    # reads them with the claim (``JobStore(read_history=...)``); not a column.
+    history: list[dict] | None = dataclasses.field(default=None, compare=False)
 
 
 @dataclasses.dataclass
@@ -88,7 +92,8 @@ class JobEnding:
 # The hot path's statements, built once: each execution then skips building the
 # statement and computing its compiled-cache key, and no ORM unit of work runs.
 jobs, llm_calls, conversations = Job.__table__, LlmCall.__table__, Conversation.__table__
-_CLAIM_FIELDS = tuple(field.name for field in dataclasses.fields(ClaimedJob))
+_CLAIM_FIELDS = tuple(field.name for field in dataclasses.fields(ClaimedJob)
+                      if field.name != "history")
 _CLAIMED = select(*(jobs.c[name] for name in _CLAIM_FIELDS)
                   ).where(jobs.c.id == bindparam("job_id"))
 _JOB_ROW = select(jobs).where(jobs.c.id == bindparam("job_id"))
@@ -136,24 +141,33 @@ class JobStore:
     """The hot-path writes are Core statements on a pooled connection, not ORM units of
     work: the same SQL, at a fraction of the CPU (a job makes ~7 of these)."""
 
-    def __init__(self, sessions: sessionmaker[Session], *, stale_after_s: float):
+    def __init__(self, sessions: sessionmaker[Session], *, stale_after_s: float,
+                 read_history: Callable[[Connection, str, str], list[dict]] | None = None):
+        """``read_history(conn, conversation_id, job_id)``, when given, is called in the
+        claim's transaction: its turns come with the claimed job (``ClaimedJob.history``)."""
         self.sessions = sessions
         self.engine = sessions.kw["bind"]
         self.stale_after_s = stale_after_s
+        self.read_history = read_history
 
     @_retry_claim
     def claim(self, job_id: str) -> ClaimedJob | None:
         """Move a queued (or abandoned running) job to running; None if someone else has it.
 
         Each claim increments ``attempt``: every later write of this run is guarded by
-        it. Raises the database error after ~15 s of failed retries.
+        it. The conversation's history is read in the same transaction (one checkout,
+        one commit) when the store has a ``read_history``. Raises the database error
+        after ~15 s of failed retries.
         """
         now = utcnow()
         stale = now - dt.timedelta(seconds=self.stale_after_s)
         with self.engine.begin() as conn:
             if not job_state.CLAIM.apply(conn, job_id=job_id, stale_before=stale, now=now):
                 return None
-            return ClaimedJob(*conn.execute(_CLAIMED, {"job_id": job_id}).one())
+            row = conn.execute(_CLAIMED, {"job_id": job_id}).one()
+            if self.read_history is None:
+                return ClaimedJob(*row)
+            return ClaimedJob(*row, history=self.read_history(conn, row.conversation_id, job_id))
 
     def cancel_requested(self, job_id: str) -> bool:
         """Whether a cancel was asked for; False (logged) when the database does not answer,

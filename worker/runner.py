@@ -45,7 +45,8 @@ class JobRunner:
     ):
         self.settings = settings
         self.store = JobStore(session_factory(settings.database_url),
-                              stale_after_s=settings.stale_after_s)
+                              stale_after_s=settings.stale_after_s,
+                              read_history=self._read_history)
         self.heartbeats = Heartbeats(self.store.sessions, interval_s=settings.heartbeat_s)
         self.events = job_sink(events, flush_every_s=settings.event_flush_ms / 1000)
         self.client = client or make_client(settings)
@@ -100,11 +101,17 @@ class JobRunner:
         return make_client(self.settings, pool=next(self._turns) % CLIENT_POOLS)
 
     def history(self, job: ClaimedJob) -> list[dict]:
-        """The earlier turns of the job's conversation, as the model is to see them."""
+        """The earlier turns of the job's conversation, as the model is to see them: read
+        with the claim, else now."""
+        if job.history is not None:
+            return job.history
         with self.store.engine.connect() as conn:
-            return load_history(conn, job.conversation_id, exclude_job_id=job.id,
-                                max_turns=self.settings.history_turns,
-                                token_budget=self.settings.history_token_budget)
+            return self._read_history(conn, job.conversation_id, job.id)
+
+    def _read_history(self, conn, conversation_id: str, job_id: str) -> list[dict]:
+        return load_history(conn, conversation_id, exclude_job_id=job_id,
+                            max_turns=self.settings.history_turns,
+                            token_budget=self.settings.history_token_budget)
 
     def hooks_for(self, job: ClaimedJob) -> JobHooks:
         """The hooks that persist and publish what the job's turn reports."""

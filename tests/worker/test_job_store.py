@@ -89,3 +89,18 @@ def test_the_finished_row_built_without_a_read_is_the_row_stored(settings, fake_
         [getattr(stored, name) for name in hooks_read]
     if ending == "succeeded":  # the JSON columns and the money went through the check
         assert row.charts and row.numbers is not None and row.cost_usd > 0
+
+
+def test_the_claim_brings_the_conversations_history_read_in_its_transaction(settings, fake_llm):
+    runner = JobRunner(settings, events=EventLog(redis_for(settings.redis_url)))
+    first_id, conversation_id = create_job(settings, "How many flights did each carrier fly?")
+    assert runner.run(first_id) == "succeeded"
+    second_id, _ = create_job(settings, "And per month?", conversation_id=conversation_id)
+    job = runner.store.claim(second_id)
+    with session_scope(settings.database_url) as s:
+        answer = s.get(Job, first_id).answer_text
+    assert job.history == [{"role": "user", "content": "How many flights did each carrier fly?"},
+                           {"role": "assistant", "content": answer}]
+    assert runner.history(job) is job.history, "not read a second time"
+    assert JobStore(runner.store.sessions, stale_after_s=60).claim(create_job(
+        settings, "Alone?")[0]).history is None, "a store without a reader reads none"
