@@ -158,7 +158,7 @@ class EconomyBatch:
         if outcome is None:
             return True
         self.runner.complete(question.job, JobEnding.answered(outcome), question.turn.figures,
-                             question.started)
+                             question.started, question.turn.hooks.trace)
         return False
 
     def _retry(self, question: _Question, result) -> bool:
@@ -177,4 +177,4 @@ class EconomyBatch:
 
     def _end(self, question: _Question, exc: Exception) -> None:
         self.runner.complete(question.job, self.runner.stopped(question.job, exc),
-                             question.turn.figures, question.started)
+                             question.turn.figures, question.started, question.turn.hooks.trace)

@@ -4,6 +4,11 @@ Every model call and tool call is stored (``llm_calls``, ``tool_calls``) and bec
 event on the job's stream; thinking summaries and the answer as it is written are
 events only (thinking is never stored). Metrics count calls when a registry is given.
 Events go through the runner's sink (``worker/job_events.py``), which batches them.
+
+A round's rows are held (``trace``) until its boundary, where one transaction stores
+them and reads the cancel flag; the last round's rows go with the job's final write
+(the runner hands ``trace`` to ``JobStore.finish``). What a crash can lose is said in
+``worker.job_store.UnwrittenTrace``.
 """
 from __future__ import annotations
 
@@ -12,7 +17,7 @@ from typing import Any
 from shared.logging_setup import set_log_field
 from shared.usage_figures import CALL_FIELDS, CallUsage, usage_view
 from worker.job_events import JobSink
-from worker.job_store import ClaimedJob, JobStore
+from worker.job_store import ClaimedJob, JobStore, UnwrittenTrace, call_row, tool_row
 from worker.tools import ToolRun
 
 
@@ -22,13 +27,13 @@ class JobHooks:
         self.store = store
         self.events = events
         self.metrics = metrics
-        # The cancel flag as read with the last tool call's row, for the boundary after it.
-        self._cancel_flag: bool | None = None
+        # The rows of the round in progress (and of the last one, until the final write).
+        self.trace = UnwrittenTrace()
 
     def on_llm_call(self, round_no: int, usage: CallUsage, stop_reason: str | None,
                     ms: int) -> None:
         set_log_field("round", round_no)
-        self.store.record_llm_call(self.job, round_no, usage.as_dict(), stop_reason, ms)
+        self.trace.calls.append(call_row(self.job, round_no, usage.as_dict(), stop_reason, ms))
         self.events.publish(self.job.id, "llm_call", {
             "round": round_no, **usage_view(usage, CALL_FIELDS), "stop_reason": stop_reason,
             "ms": ms})
@@ -45,7 +50,7 @@ class JobHooks:
 
     def on_tool_call(self, round_no: int, run: ToolRun) -> None:
         set_log_field("round", round_no)
-        self._cancel_flag = self.store.record_tool_call(self.job, round_no, run)
+        self.trace.tools.append(tool_row(self.job, round_no, run))
         self.events.publish(self.job.id, "tool_call", {
             "round": round_no, "tool": run.tool, "query_id": run.query_id,
             "sql": run.input_text, "rows": run.rows, "cached": run.cached,
@@ -58,7 +63,9 @@ class JobHooks:
         self.events.flush_if_due(self.job.id)
 
     def cancel_requested(self) -> bool:
-        """Asked at each round boundary; after a tool round the flag came with the round's
-        last write (nothing runs between it and the boundary), else it is read now."""
-        flag, self._cancel_flag = self._cancel_flag, None
-        return flag if flag is not None else self.store.cancel_requested(self.job.id)
+        """Asked at each round boundary: the round's rows are stored and the flag read in
+        one transaction (raises the database error once the write's retries are spent);
+        with no rows held the flag alone is read."""
+        if self.trace:
+            return self.store.record_round(self.job, self.trace)
+        return self.store.cancel_requested(self.job.id)

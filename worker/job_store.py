@@ -137,9 +137,60 @@ def finished_row(job: ClaimedJob, ending: dict) -> Job:
                **{**_UNSET_USAGE, **ending})
 
 
+@dataclasses.dataclass
+class UnwrittenTrace:
+    """A running job's trace rows not stored yet: LLM call rows and tool call rows, as
+    the statements' parameters (``call_row``, ``tool_row``).
+
+    A round's rows wait for its boundary, where ``JobStore.record_round`` stores them in
+    the transaction that reads the cancel flag; the last round's go with the final
+    write (``JobStore.finish``). So a worker that dies loses the rows of the round it
+    was in, and only those: the reaper requeues the job (its heartbeat goes stale) and
+    the next attempt asks the model again and stores its own rows, so the job's usage
+    still equals the sum of its LLM call rows of the attempt that finished it, and no
+    row is stored twice (one per (job, attempt, round), however often retried).
+    """
+
+    calls: list[dict] = dataclasses.field(default_factory=list)
+    tools: list[dict] = dataclasses.field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.calls or self.tools)
+
+    def clear(self) -> None:
+        self.calls.clear()
+        self.tools.clear()
+
+
+def call_row(job: ClaimedJob, round_no: int, usage: dict, stop_reason: str | None,
+             ms: int) -> dict:
+    """The ``llm_calls`` row of one LLM call (``usage``: its ``CALL_FIELDS``), stamped now."""
+    return {**_LLM_CALL_DEFAULTS, "job_id": job.id, "tenant_id": job.tenant_id,
+            "attempt": job.attempt, "round": round_no, "model": job.model,
+            "stop_reason": stop_reason, "ms": ms, "created_at": utcnow(), **usage}
+
+
+def tool_row(job: ClaimedJob, round_no: int, run) -> dict:
+    """The ``tool_calls`` row of one tool call (a ``worker.tools.ToolRun``). Its input and
+    error are the model's and DuckDB's text: cut to their columns, made encodable."""
+    return {"job_id": job.id, "attempt": job.attempt, "round": round_no, "tool": run.tool,
+            "query_id": run.query_id, "sql": storable(run.input_text), "rows": run.rows,
+            "cached": run.cached, "is_error": run.is_error, "error": storable(run.error),
+            "ms": int(run.ms)}
+
+
+def _write_trace(conn: Connection, trace: UnwrittenTrace) -> None:
+    # Each call row through the guarded INSERT..SELECT: a retry whose first commit landed
+    # must not bill twice. Tool rows in one multi-row INSERT.
+    if trace.calls:
+        conn.execute(_INSERT_LLM_CALL_ONCE, trace.calls)
+    if trace.tools:
+        conn.execute(_INSERT_TOOL_CALL, trace.tools)
+
+
 class JobStore:
     """The hot-path writes are Core statements on a pooled connection, not ORM units of
-    work: the same SQL, at a fraction of the CPU (a job makes ~7 of these)."""
+    work: the same SQL, at a fraction of the CPU (a 2-round job makes 10, in 3 transactions)."""
 
     def __init__(self, sessions: sessionmaker[Session], *, stale_after_s: float,
                  read_history: Callable[[Connection, str, str], list[dict]] | None = None):
@@ -180,37 +231,34 @@ class JobStore:
             return False
 
     @_retry_db
-    def record_llm_call(self, job: ClaimedJob, round_no: int, usage: dict, stop_reason, ms: int):
-        """Store one LLM call's usage, once per (job, attempt, round) however often retried."""
+    def record_round(self, job: ClaimedJob, trace: UnwrittenTrace) -> bool:
+        """Store the rows ``trace`` holds (a round's LLM call, its tool calls) in one
+        transaction, then empty it; returns the job's cancel flag, read in the same
+        transaction for the round boundary this write is made at.
+
+        Retried through a short database outage, then raised (the rows stay in
+        ``trace``); an LLM call row is stored once per (job, attempt, round) however
+        often the write is retried.
+        """
         with self.engine.begin() as conn:
-            conn.execute(_INSERT_LLM_CALL_ONCE, {
-                **_LLM_CALL_DEFAULTS, "job_id": job.id, "tenant_id": job.tenant_id,
-                "attempt": job.attempt, "round": round_no, "model": job.model,
-                "stop_reason": stop_reason, "ms": ms, "created_at": utcnow(), **usage})
+            _write_trace(conn, trace)
+            cancel = job_state.cancel_was_asked(conn, job.id)
+        trace.clear()
+        return cancel
 
     @_retry_db
-    def record_tool_call(self, job: ClaimedJob, round_no: int, run) -> bool:
-        """Store one tool call (a ``worker.tools.ToolRun``) of the trace, retried through a
-        short database outage. Its input and error are the model's and DuckDB's text:
-        cut to their columns. Returns the job's cancel flag, read in the same
-        transaction: the round boundary that follows needs no query of its own."""
-        with self.engine.begin() as conn:
-            conn.execute(_INSERT_TOOL_CALL, {
-                "job_id": job.id, "attempt": job.attempt, "round": round_no, "tool": run.tool,
-                "query_id": run.query_id, "sql": storable(run.input_text), "rows": run.rows,
-                "cached": run.cached, "is_error": run.is_error, "error": storable(run.error),
-                "ms": int(run.ms)})
-            return job_state.cancel_was_asked(conn, job.id)
-
-    @_retry_db
-    def finish(self, job: ClaimedJob, outcome: JobEnding) -> Job | None:
-        """Write the terminal state, the answer message and usage in one transaction.
+    def finish(self, job: ClaimedJob, outcome: JobEnding,
+               trace: UnwrittenTrace | None = None) -> Job | None:
+        """Write the terminal state, the answer message and usage in one transaction,
+        with the rows ``trace`` still holds (the last round's LLM call; the tool calls of
+        a round an error ended), which are stored even when the job is no longer ours:
+        they are what the calls used.
 
         Returns the finished job, or None when the job was no longer ours (already
-        finished by another attempt, or reaped): nothing is written then. The job is
-        built from the claim and the ending (``finished_row``), not read back, except
-        when an earlier try of this write had committed. Lost connections and lock
-        conflicts are retried for up to two minutes, then raised; other database
+        finished by another attempt, or reaped): only the trace is written then. The
+        job is built from the claim and the ending (``finished_row``), not read back,
+        except when an earlier try of this write had committed. Lost connections and
+        lock conflicts are retried for up to two minutes, then raised; other database
         errors at once. The answer and error texts are made storable.
         """
         now = utcnow()
@@ -222,23 +270,30 @@ class JobStore:
             "error_message": storable(outcome.error_message), "finished_at": now,
             "heartbeat_at": now, **outcome.usage}
         with self.engine.begin() as conn:
-            changed = job_state.FINISH.apply(conn, job_id=job.id, of_attempt=job.attempt,
-                                             **ending)
-            if not changed:
-                row = conn.execute(_JOB_ROW, {"job_id": job.id}).one_or_none()
-                if self._already_written(conn, row, job, outcome):
-                    logger.warning("job %s attempt %s: an earlier try of this write committed",
-                                   job.id, job.attempt)
-                    return Job(**row._mapping)
-                logger.warning("job %s attempt %s lost ownership; result discarded", job.id, job.attempt)
-                return None
-            if outcome.status == "succeeded":
-                conn.execute(_INSERT_MESSAGE, {
-                    "conversation_id": job.conversation_id, "job_id": job.id,
-                    "role": "assistant", "text": ending["answer_text"] or "",
-                    "charts": outcome.charts})
-            conn.execute(_TOUCH_CONVERSATION, {"conversation_id": job.conversation_id,
-                                               "now": now})
+            if trace:
+                _write_trace(conn, trace)
+            finished = self._write_ending(conn, job, outcome, ending)
+        if trace:
+            trace.clear()
+        return finished
+
+    def _write_ending(self, conn: Connection, job: ClaimedJob, outcome: JobEnding,
+                      ending: dict) -> Job | None:
+        if not job_state.FINISH.apply(conn, job_id=job.id, of_attempt=job.attempt, **ending):
+            row = conn.execute(_JOB_ROW, {"job_id": job.id}).one_or_none()
+            if self._already_written(conn, row, job, outcome):
+                logger.warning("job %s attempt %s: an earlier try of this write committed",
+                               job.id, job.attempt)
+                return Job(**row._mapping)
+            logger.warning("job %s attempt %s lost ownership; result discarded", job.id, job.attempt)
+            return None
+        if outcome.status == "succeeded":
+            conn.execute(_INSERT_MESSAGE, {
+                "conversation_id": job.conversation_id, "job_id": job.id,
+                "role": "assistant", "text": ending["answer_text"] or "",
+                "charts": outcome.charts})
+        conn.execute(_TOUCH_CONVERSATION, {"conversation_id": job.conversation_id,
+                                           "now": ending["finished_at"]})
         return finished_row(job, ending)
 
     @staticmethod

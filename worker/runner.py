@@ -20,7 +20,7 @@ from worker.heartbeat import Heartbeats
 from worker.history import load_history
 from worker.job_events import job_sink
 from worker.job_hooks import JobHooks
-from worker.job_store import ClaimedJob, JobEnding, JobStore
+from worker.job_store import ClaimedJob, JobEnding, JobStore, UnwrittenTrace
 from worker.llm_client import CLIENT_POOLS, MISSING_KEY_HELP, make_client
 
 logger = logging.getLogger(__name__)
@@ -79,19 +79,20 @@ class JobRunner:
         started = time.perf_counter()
         self.heartbeats.add(job.id, job.attempt)
         loop = None
+        hooks = self.hooks_for(job)
         try:
             if self.settings.llm_target == "missing":
                 raise JobFailure("llm_auth", MISSING_KEY_HELP)
             data = self.data.for_job(job)
             loop = AgentLoop(client=self.client_for_job(), sandbox=data.sandbox, settings=self.settings,
-                             system_prompt=data.system_prompt, hooks=self.hooks_for(job),
-                             model=job.model)
+                             system_prompt=data.system_prompt, hooks=hooks, model=job.model)
             ending = JobEnding.answered(loop.run(self.history(job), job.message))
         except Exception as exc:
             ending = self.stopped(job, exc)
         finally:
             self.heartbeats.remove(job.id)
-        return self.complete(job, ending, loop.stats if loop else JobFigures(), started)
+        return self.complete(job, ending, loop.stats if loop else JobFigures(), started,
+                             hooks.trace)
 
     def client_for_job(self):
         """The model client of the next job: the one given to the runner, else the next
@@ -127,11 +128,12 @@ class JobRunner:
         return JobEnding.stopped(exc)
 
     def complete(self, job: ClaimedJob, ending: JobEnding, figures: JobFigures,
-                 started: float) -> str | None:
-        """Write the job's ending (``figures`` as its usage, timed from ``started``), then
-        announce it; returns the final status, or None when the job was no longer ours."""
+                 started: float, trace: UnwrittenTrace | None = None) -> str | None:
+        """Write the job's ending (``figures`` as its usage, timed from ``started``) with
+        the rows its hooks still hold (``trace``), then announce it; returns the final
+        status, or None when the job was no longer ours."""
         ending.usage = figures.row(wall_ms=int((time.perf_counter() - started) * 1000))
-        row = self.store.finish(job, ending)
+        row = self.store.finish(job, ending, trace)
         if row is None:
             self.events.flush(job.id)  # what the run reported, without an ending of ours
             return None

@@ -16,7 +16,7 @@ from shared.events import EventLog
 from shared.models import Job, LlmCall, Message, utcnow
 from shared.redis_client import redis_for
 from tests.utils.job_checks import assert_answered_once, terminal_events
-from worker.job_store import JobEnding, JobStore
+from worker.job_store import JobEnding, JobStore, UnwrittenTrace, call_row
 from worker.reaper import Reaper
 from worker.runner import JobRunner
 
@@ -136,9 +136,13 @@ def test_a_retried_final_write_that_had_landed_is_reported_not_lost(settings, cl
 def test_a_retried_llm_call_record_is_stored_once(settings, client, auth, store):
     job = store.claim(_submit(client, auth))
     usage = {"input_tokens": 10, "output_tokens": 5}
-    store.record_llm_call(job, 0, usage, "end_turn", 12)
-    store.record_llm_call(job, 0, usage, "end_turn", 12)
-    store.record_llm_call(job, 1, usage, "end_turn", 12)
+    first = call_row(job, 0, usage, "end_turn", 12)
+    store.record_round(job, UnwrittenTrace(calls=[first]))
+    store.record_round(job, UnwrittenTrace(calls=[first]))  # its commit's reply was lost
+    last = call_row(job, 1, usage, "end_turn", 12)
+    ending = JobEnding("succeeded", answer_text="42", charts=[], parse_path="direct")
+    store.finish(job, ending, UnwrittenTrace(calls=[last]))
+    store.finish(job, ending, UnwrittenTrace(calls=[last]))  # the final write, retried
     with session_scope(settings.database_url) as s:
         rounds = s.scalars(select(LlmCall.round).where(LlmCall.job_id == job.id)).all()
     assert sorted(rounds) == [0, 1]

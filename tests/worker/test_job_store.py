@@ -1,10 +1,11 @@
 """The worker's job writes on real MariaDB: what is retried and what is stored."""
 from __future__ import annotations
 
+import threading
 import time
 
 import pytest
-from sqlalchemy import update
+from sqlalchemy import event, update
 from sqlalchemy.exc import DBAPIError
 
 from shared import job_state
@@ -14,8 +15,9 @@ from shared.job_view import job_to_dict
 from shared.models import Job, new_id
 from shared.redis_client import redis_for
 from shared.text_limits import TEXT_COLUMN_CHARS
-from tests.utils.jobs import create_job, tool_calls
-from worker.job_store import JobStore
+from shared.usage_figures import CALL_FIELDS
+from tests.utils.jobs import create_job, llm_calls, tool_calls
+from worker.job_store import JobStore, UnwrittenTrace, call_row, tool_row
 from worker.runner import JobRunner
 from worker.tools import ToolRun
 
@@ -34,7 +36,7 @@ def claimed(settings, store):
 def test_a_write_the_database_refuses_is_raised_at_once_not_retried(store, claimed):
     started = time.monotonic()
     with pytest.raises(DBAPIError) as info:  # stop_reason is VARCHAR(32): 1406 every time
-        store.record_llm_call(claimed, 0, {}, "x" * 100, 5)
+        store.record_round(claimed, UnwrittenTrace(calls=[call_row(claimed, 0, {}, "x" * 100, 5)]))
     assert info.value.orig.args[0] == 1406
     assert time.monotonic() - started < 5, "a permanent error is not retried for minutes"
 
@@ -43,7 +45,7 @@ def test_model_and_duckdb_text_is_stored_cut_and_encodable(settings, store, clai
     huge_error = "Invalid Input Error: " + "x" * 100_000
     run = ToolRun("execute_sql", "SELECT '\ud800' || " + "'y' || " * 4000 + "'z'",
                   "error: ...", is_error=True, error=huge_error, ms=1.0)
-    store.record_tool_call(claimed, 1, run)
+    store.record_round(claimed, UnwrittenTrace(tools=[tool_row(claimed, 1, run)]))
     (row,) = tool_calls(settings, claimed.id)
     assert row.sql.startswith("SELECT '\ufffd' || 'y'") and len(row.sql) < TEXT_COLUMN_CHARS + 50
     assert row.error.startswith("Invalid Input Error: xxx") and row.error.endswith("cut]")
@@ -89,6 +91,31 @@ def test_the_finished_row_built_without_a_read_is_the_row_stored(settings, fake_
         [getattr(stored, name) for name in hooks_read]
     if ending == "succeeded":  # the JSON columns and the money went through the check
         assert row.charts and row.numbers is not None and row.cost_usd > 0
+    calls = llm_calls(settings, job_id)
+    assert len(calls) == {"succeeded": 2, "failed": 0, "cancelled": 1}[ending]
+    for name in CALL_FIELDS:  # the last call's row came with the final write
+        assert getattr(stored, name) == sum(getattr(call, name) for call in calls), name
+
+
+def test_a_job_commits_once_per_round_boundary_besides_its_claim_and_final_write(
+        settings, fake_llm):
+    job_id, _ = create_job(settings, "How many flights did each carrier fly?")
+    runner = JobRunner(settings, events=EventLog(redis_for(settings.redis_url)))
+    job_thread, commits = threading.get_ident(), []
+
+    def count(conn):
+        if threading.get_ident() == job_thread:
+            commits.append(conn)
+    event.listen(runner.store.engine, "commit", count)
+    try:
+        assert runner.run(job_id) == "succeeded"
+    finally:
+        event.remove(runner.store.engine, "commit", count)
+    # claim (+ history), round 0's call row + tool row + cancel flag, final write + round 1's call
+    assert len(commits) == 3
+    (call_0, call_1) = llm_calls(settings, job_id)
+    (tool,) = tool_calls(settings, job_id)
+    assert (call_0.round, tool.round, call_1.round) == (0, 1, 1)
 
 
 def test_the_claim_brings_the_conversations_history_read_in_its_transaction(settings, fake_llm):
