@@ -43,6 +43,7 @@ from worker.number_parse import Figure, find_figures, parse_plain_number
 
 _HEADER = re.compile(r"query_id=\d+\s+rows=(\d+)\s+shown=(\d+)")
 _SUMMARY_LINE = re.compile(r"summary over all (\d+) rows")
+_DIGIT = re.compile(r"\d")
 _TIMESTAMP = re.compile(r"(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2}))?")
 # Integers at least this big, written with three or more trailing zeros, are read as
 # rounded ("59,000 flights" for 58,665) even without a hedge word.
@@ -81,9 +82,11 @@ class Evidence:
             if summary:
                 self._add_value(float(summary.group(1)))
                 continue
-            for row in csv.reader([line]):
-                for cell in row:
-                    self._add_cell(cell)
+            # A line without quotes is its cells split at the commas, as csv reads it.
+            cells = line.split(",") if '"' not in line and "\r" not in line \
+                else [cell for row in csv.reader([line]) for cell in row]
+            for cell in cells:
+                self._add_cell(cell)
 
     def add_context(self, text: str) -> None:
         """Take the figures of prose or SQL the model was given or wrote itself."""
@@ -116,6 +119,8 @@ class Evidence:
     # -- collecting ----------------------------------------------------------------
 
     def _add_cell(self, cell: str) -> None:
+        if not _DIGIT.search(cell):
+            return  # every figure (number, date, time) has a digit: a word holds none
         value = parse_plain_number(cell)
         if value is not None:
             self._add_value(value)

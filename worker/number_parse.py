@@ -123,16 +123,22 @@ def find_figures(text: str) -> list[Figure]:
 def parse_plain_number(text: str) -> float | None:
     """``text`` as a number when it is one bare number (``58665``, ``-12.5``, ``1e+20``,
     ``58,665``), else None. NaN and infinities are not numbers here."""
-    cleaned = text.strip().replace(",", "") if _looks_grouped(text.strip()) else text.strip()
+    cleaned = text.strip()
     try:
         value = float(cleaned)
     except ValueError:
-        return None
+        # Most cells are bare numbers (float takes them at once) or words: the grouping
+        # pattern is only worth trying on a text that float refused.
+        if not _GROUPED.fullmatch(cleaned):
+            return None
+        try:
+            value = float(cleaned.replace(",", ""))
+        except ValueError:  # a grouped figure with a minus sign float does not read
+            return None
     return value if value == value and abs(value) != float("inf") else None
 
 
-def _looks_grouped(text: str) -> bool:
-    return bool(re.fullmatch(r"[-\u2212]?\d{1,3}(?:,\d{3})+(?:\.\d+)?", text))
+_GROUPED = re.compile(r"[-\u2212]?\d{1,3}(?:,\d{3})+(?:\.\d+)?")
 
 
 def _overlaps(spans: list[tuple[int, int]], start: int, end: int) -> bool:

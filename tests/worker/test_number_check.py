@@ -144,3 +144,19 @@ def test_years_the_data_spans_are_supported_only_as_years(tiny_sandbox):
 
 def unsupported_of(text: str, evidence: Evidence) -> list[str]:
     return [u["text"] for u in check_numbers(text, evidence)["unsupported"]]
+
+
+def test_cells_read_as_csv_reads_them():
+    # Quoted cells (a comma or a quote inside) are read by csv; plain lines are split at
+    # the commas; words hold no figure, numbers, dates and times in text cells do.
+    text = format_result(
+        3, ["name", "note", "flights"],
+        [("Delta, Inc.", 'said "42" twice', 48110), ("UA", "since 2013-07-04 at 17:05", 58665),
+         ("Envoy", "", None)], 3, None)
+    evidence = evidence_from([text])
+    assert sorted(evidence._values) == sorted(
+        [3, 3, 42, 48110, 2013, 7, 4, 1705, 58665])
+    assert evidence._dates == {"2013-07-04", "2013-07"}
+    assert evidence._times == {"17:05"}
+    assert unsupported("Delta, Inc. said 42; UA since 2013-07-04 at 17:05.", text) == []
+    assert unsupported("Envoy flew 1,234 flights.", text) == ["1,234"]

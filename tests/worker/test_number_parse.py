@@ -160,7 +160,8 @@ def test_plain_number_cells():
     assert parse_plain_number(" -12.5 ") == -12.5
     assert parse_plain_number("1e+20") == 1e20
     assert parse_plain_number("58,665") == 58665
-    for text in ("NaN", "Infinity", "UA", "", "1,2", "12 flights"):
+    assert parse_plain_number("-1,234,567.5") == -1234567.5
+    for text in ("NaN", "Infinity", "UA", "", "1,2", "12 flights", "\u22121,234", "1,234,56"):
         assert parse_plain_number(text) is None
 
 
