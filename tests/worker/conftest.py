@@ -13,6 +13,7 @@ import duckdb
 import pytest
 
 from sunrise.sample_data import build_sample_db
+from worker.sql_executor import DuckDbExecutor
 from worker.sql_sandbox import SqlSandbox
 
 TINY_ROWS = 40
@@ -73,3 +74,13 @@ def tiny_sandbox(tiny_db: Path):
     sandbox = SqlSandbox(tiny_db, timeout_s=5.0, chart_row_limit=30)
     yield sandbox
     sandbox.close()
+
+
+@pytest.fixture
+def executor(tiny_db: Path, tmp_path: Path):
+    """A ``DuckDbExecutor`` on the tiny file, in this process (what a SQL process runs)."""
+    executor = DuckDbExecutor(tiny_db, memory_limit="256MB", threads=1,
+                              temp_directory=str(tmp_path / "spill"), max_temp_size="100MB",
+                              chart_row_limit=30, result_max_bytes=100_000)
+    yield executor
+    executor.close()

@@ -10,7 +10,6 @@ import duckdb
 import pytest
 
 from worker.query_watchdog import REINTERRUPT_S, QueryWatchdog
-from worker.sql_executor import DuckDbExecutor
 
 RUNAWAY = "SELECT count(*) FROM range(100000000) a, range(100000000) b"
 
@@ -32,15 +31,6 @@ def watchdog():
     dog = QueryWatchdog()
     yield dog
     dog.close()
-
-
-@pytest.fixture
-def executor(tiny_db, tmp_path):
-    executor = DuckDbExecutor(tiny_db, memory_limit="256MB", threads=1,
-                              temp_directory=str(tmp_path / "spill"), max_temp_size="100MB",
-                              chart_row_limit=30, result_max_bytes=100_000)
-    yield executor
-    executor.close()
 
 
 def test_a_runaway_query_is_interrupted_at_its_budget_and_fired_says_so(watchdog):
