@@ -5,10 +5,12 @@ event on the job's stream; thinking summaries and the answer as it is written ar
 events only (thinking is never stored). Metrics count calls when a registry is given.
 Events go through the runner's sink (``worker/job_events.py``), which batches them.
 
-A round's rows are held (``trace``) until its boundary, where one transaction stores
-them and reads the cancel flag; the last round's rows go with the job's final write
-(the runner hands ``trace`` to ``JobStore.finish``). What a crash can lose is said in
-``worker.job_store.UnwrittenTrace``.
+A call whose reply asks for tools is stored at once, before the tools run (they may
+take up to the SQL time limit, and a paid call must outlive a worker that dies in
+them); a round's tool rows are held (``trace``) until its boundary, where one
+transaction stores them and reads the cancel flag; the last round's call row goes with
+the job's final write (the runner hands ``trace`` to ``JobStore.finish``). What a crash
+can lose is said in ``worker.job_store.UnwrittenTrace``.
 """
 from __future__ import annotations
 
@@ -34,6 +36,8 @@ class JobHooks:
                     ms: int) -> None:
         set_log_field("round", round_no)
         self.trace.calls.append(call_row(self.job, round_no, usage.as_dict(), stop_reason, ms))
+        if stop_reason == "tool_use":
+            self.store.record_calls(self.trace)
         self.events.publish(self.job.id, "llm_call", {
             "round": round_no, **usage_view(usage, CALL_FIELDS), "stop_reason": stop_reason,
             "ms": ms})

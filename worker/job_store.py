@@ -142,13 +142,17 @@ class UnwrittenTrace:
     """A running job's trace rows not stored yet: LLM call rows and tool call rows, as
     the statements' parameters (``call_row``, ``tool_row``).
 
-    A round's rows wait for its boundary, where ``JobStore.record_round`` stores them in
-    the transaction that reads the cancel flag; the last round's go with the final
-    write (``JobStore.finish``). So a worker that dies loses the rows of the round it
-    was in, and only those: the reaper requeues the job (its heartbeat goes stale) and
-    the next attempt asks the model again and stores its own rows, so the job's usage
-    still equals the sum of its LLM call rows of the attempt that finished it, and no
-    row is stored twice (one per (job, attempt, round), however often retried).
+    A call that asked for tools is stored before they run (``JobStore.record_calls``);
+    a round's tool rows wait for its boundary, where ``JobStore.record_round`` stores
+    them in the transaction that reads the cancel flag; the last round's call goes with
+    the final write (``JobStore.finish``), which follows it with no tool or query in
+    between. So a worker that dies loses at most the tool rows of the round it was in,
+    never a paid call's row (unless it dies in the instant between a final reply and
+    the final write): the reaper requeues the job (its heartbeat goes stale) and the
+    next attempt asks the model again and stores its own rows. The job's usage equals
+    the sum of the LLM call rows of the attempt that finished it, ``llm_calls`` keeps
+    every attempt's calls, and no row is stored twice (one per (job, attempt, round),
+    however often retried).
     """
 
     calls: list[dict] = dataclasses.field(default_factory=list)
@@ -190,7 +194,7 @@ def _write_trace(conn: Connection, trace: UnwrittenTrace) -> None:
 
 class JobStore:
     """The hot-path writes are Core statements on a pooled connection, not ORM units of
-    work: the same SQL, at a fraction of the CPU (a 2-round job makes 10, in 3 transactions)."""
+    work: the same SQL, at a fraction of the CPU (a 2-round job makes 10, in 4 transactions)."""
 
     def __init__(self, sessions: sessionmaker[Session], *, stale_after_s: float,
                  read_history: Callable[[Connection, str, str], list[dict]] | None = None):
@@ -231,9 +235,18 @@ class JobStore:
             return False
 
     @_retry_db
+    def record_calls(self, trace: UnwrittenTrace) -> None:
+        """Store the LLM call rows ``trace`` holds, in one transaction, and drop them from
+        it; retried through a short database outage, then raised (the rows stay held).
+        Each row is stored once per (job, attempt, round) however often retried."""
+        with self.engine.begin() as conn:
+            conn.execute(_INSERT_LLM_CALL_ONCE, trace.calls)
+        trace.calls.clear()
+
+    @_retry_db
     def record_round(self, job: ClaimedJob, trace: UnwrittenTrace) -> bool:
-        """Store the rows ``trace`` holds (a round's LLM call, its tool calls) in one
-        transaction, then empty it; returns the job's cancel flag, read in the same
+        """Store the rows ``trace`` holds (a round's tool calls, and any LLM call not
+        stored yet) in one transaction, then empty it; returns the job's cancel flag, read in the same
         transaction for the round boundary this write is made at.
 
         Retried through a short database outage, then raised (the rows stay in

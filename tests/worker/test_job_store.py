@@ -15,8 +15,10 @@ from shared.job_view import job_to_dict
 from shared.models import Job, new_id
 from shared.redis_client import redis_for
 from shared.text_limits import TEXT_COLUMN_CHARS
-from shared.usage_figures import CALL_FIELDS
+from shared.usage_figures import CALL_FIELDS, CallUsage
 from tests.utils.jobs import create_job, llm_calls, tool_calls
+from worker.job_events import job_sink
+from worker.job_hooks import JobHooks
 from worker.job_store import JobStore, UnwrittenTrace, call_row, tool_row
 from worker.runner import JobRunner
 from worker.tools import ToolRun
@@ -97,7 +99,7 @@ def test_the_finished_row_built_without_a_read_is_the_row_stored(settings, fake_
         assert getattr(stored, name) == sum(getattr(call, name) for call in calls), name
 
 
-def test_a_job_commits_once_per_round_boundary_besides_its_claim_and_final_write(
+def test_a_job_commits_its_tool_rounds_calls_and_boundaries_besides_claim_and_final_write(
         settings, fake_llm):
     job_id, _ = create_job(settings, "How many flights did each carrier fly?")
     runner = JobRunner(settings, events=EventLog(redis_for(settings.redis_url)))
@@ -111,8 +113,9 @@ def test_a_job_commits_once_per_round_boundary_besides_its_claim_and_final_write
         assert runner.run(job_id) == "succeeded"
     finally:
         event.remove(runner.store.engine, "commit", count)
-    # claim (+ history), round 0's call row + tool row + cancel flag, final write + round 1's call
-    assert len(commits) == 3
+    # claim (+ history), round 0's call row (before its tool runs), its tool row + cancel
+    # flag, final write + round 1's call
+    assert len(commits) == 4
     (call_0, call_1) = llm_calls(settings, job_id)
     (tool,) = tool_calls(settings, job_id)
     assert (call_0.round, tool.round, call_1.round) == (0, 1, 1)
@@ -131,3 +134,16 @@ def test_the_claim_brings_the_conversations_history_read_in_its_transaction(sett
     assert runner.history(job) is job.history, "not read a second time"
     assert JobStore(runner.store.sessions, stale_after_s=60).claim(create_job(
         settings, "Alone?")[0]).history is None, "a store without a reader reads none"
+
+
+def test_a_call_asking_for_tools_is_stored_before_they_run_and_a_final_one_with_the_end(
+        settings, store, claimed):
+    # A worker that dies while a tool runs (up to the SQL time limit) must leave the paid
+    # call's row; the last call has no tool after it and rides with the final write.
+    hooks = JobHooks(claimed, store, job_sink(None), None)
+    hooks.on_llm_call(0, CallUsage(input_tokens=100, output_tokens=7), "tool_use", 5)
+    assert [call.round for call in llm_calls(settings, claimed.id)] == [0]
+    assert not hooks.trace.calls
+    hooks.on_llm_call(1, CallUsage(input_tokens=120, output_tokens=9), "end_turn", 5)
+    assert [call.round for call in llm_calls(settings, claimed.id)] == [0]
+    assert [row["round"] for row in hooks.trace.calls] == [1]
