@@ -12,8 +12,9 @@ statement may be 50,000), dropping the least recently used first. One thread.
 """
 from __future__ import annotations
 
-from collections import OrderedDict
 from dataclasses import dataclass
+
+from cachetools import LRUCache
 
 from worker.result_sql import BoundedQuery
 
@@ -36,33 +37,23 @@ class StatementPlan:
 
 
 class StatementPlans:
-    """Plans by the statement text as sent, least recently used dropped first."""
+    """Plans by the statement text as sent, least recently used dropped first (a
+    ``cachetools.LRUCache`` weighed in characters: the text's and its plan's)."""
 
     def __init__(self, max_chars: int = MAX_PLAN_CHARS) -> None:
-        self.max_chars = max_chars
-        self._plans: OrderedDict[str, StatementPlan] = OrderedDict()
-        self._chars = 0
+        self._plans: LRUCache[str, tuple[int, StatementPlan]] = LRUCache(
+            max_chars, getsizeof=lambda entry: entry[0])
 
     def get(self, text: object) -> StatementPlan | None:
         """The plan of ``text`` (any object: only strings have one), marked as just used."""
-        plan = self._plans.get(text) if isinstance(text, str) else None
-        if plan is not None:
-            self._plans.move_to_end(text)  # type: ignore[arg-type]
-        return plan
+        entry = self._plans.get(text) if isinstance(text, str) else None
+        return entry[1] if entry is not None else None
 
     def put(self, text: str, plan: StatementPlan) -> None:
         """Keep ``plan`` for ``text``; one larger than the whole budget is not kept."""
         size = len(text) + plan.chars()
-        if size > self.max_chars:
-            return
-        old = self._plans.pop(text, None)
-        if old is not None:
-            self._chars -= len(text) + old.chars()
-        self._plans[text] = plan
-        self._chars += size
-        while self._chars > self.max_chars:
-            dropped_text, dropped = self._plans.popitem(last=False)
-            self._chars -= len(dropped_text) + dropped.chars()
+        if size <= self._plans.maxsize:
+            self._plans[text] = (size, plan)
 
     def __len__(self) -> int:
         return len(self._plans)
