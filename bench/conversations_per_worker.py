@@ -8,12 +8,19 @@ one go (the API is not what is measured here), and the clock runs from the enque
 to the last terminal event. The worker's peak memory is sampled from /proc while the
 jobs run: the proportional set size (Pss) of its own process and its SQL processes,
 summed, so the libraries they share count once.
+
+In the same run, at the first size: the libraries' floor of the worker's CPU per job
+at that many in flight (``bench/conversations_floor.py``, plus Celery's no-op task on a
+worker of the same concurrency), and the ratio the figure could reach at it: a
+CPU-bound process does ≈ 1000 / (CPU ms per job) jobs/s on its one core (its GIL).
 """
 from __future__ import annotations
 
 import logging
 import time
 
+from bench import conversations_floor, worker_floor
+from bench.engine_overhead import NOOP_QUEUE, run_noop_tasks
 from bench.figures import CpuMeter, cpu_rows, result, row
 from bench.profiling import Recording
 from bench.stack import Stack
@@ -66,7 +73,51 @@ def run(smoke: bool = False, profile: bool = False) -> dict:
                             f"≤ {RSS_TARGET_MB} MB" if first else "report",
                             rss <= RSS_TARGET_MB if first else None))
             rows += cpu_rows("2 conversations per worker", cpu, f"job ({size} at once)")
+            if first:
+                details["floor"] = _floor(stack, size, concurrency, smoke)
+                rows += _floor_rows(details["floor"], size, size / bound_s, cpu["worker"])
     return result("conversations_per_worker", smoke, rows, **details)
+
+
+def _floor(stack: Stack, size: int, concurrency: int, smoke: bool) -> dict:
+    """The libraries' floor of a job's worker CPU at ``size`` in flight: the calls a job
+    cannot avoid, made bare by ``size`` threads (conversations_floor), plus Celery's
+    receive and acknowledge on a no-op worker of the same ``concurrency``."""
+    tasks = 50 if smoke else 400
+    noop_worker = stack.start_worker(concurrency, app="bench.noop_worker", queues=NOOP_QUEUE)
+    try:
+        run_noop_tasks(stack, 20)  # warm-up: connections
+        meter = CpuMeter({"worker": noop_worker})
+        with meter.span():
+            run_noop_tasks(stack, tasks)
+    finally:
+        noop_worker.stop()
+    celery_ms = meter.per_item_ms(tasks)["worker"]
+    calls = conversations_floor.measure(stack, size, rounds=1 if smoke else 2)
+    return {**calls, "celery task (no-op worker)": celery_ms,
+            "calls_per_job": worker_floor.PER_JOB,
+            "ms_per_job": {how: round(worker_floor.floor_ms(calls[how], celery_ms), 2)
+                           for how in ("process", "thread")}}
+
+
+def _floor_rows(floor: dict, size: int, bound_jobs_s: float, worker_ms: float) -> list[dict]:
+    """The floor against the worker's CPU per job, and figure 2's ratio at the floor
+    (never above the latency bound)."""
+    figure = "2 conversations per worker"
+    at_floor, threads_only = floor["ms_per_job"]["process"], floor["ms_per_job"]["thread"]
+    reachable = min(1000 / at_floor, bound_jobs_s)
+    return [
+        row(figure, f"worker CPU per job at {size} in flight: the libraries' floor (the calls "
+                    "a job cannot avoid, made bare by as many threads; "
+                    "bench/conversations_floor.py) and ours above it",
+            f"{at_floor:.1f} ms floor ({threads_only:.1f} in its threads) · "
+            f"{worker_ms - at_floor:.1f} ms ours", f"{worker_ms:.1f} ms (the worker)",
+            worker_ms / at_floor, "report"),
+        row(figure, f"jobs/s ÷ latency bound at the floor ({size} at once, one core: "
+                    "1000 / floor ms per job)",
+            f"{reachable:.1f} jobs/s", f"{bound_jobs_s:.0f} jobs/s",
+            reachable / bound_jobs_s, "report"),
+    ]
 
 
 def _run_jobs(stack: Stack, count: int) -> float:

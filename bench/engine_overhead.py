@@ -48,7 +48,7 @@ def run(smoke: bool = False, profile: bool = False) -> dict:
         api, base_url = stack.start_api(workers=2)
         worker = stack.start_worker(concurrency)
         key = stack.api_key()
-        _noop_rate(stack, 20)  # warm-ups: connections, DuckDB, caches
+        run_noop_tasks(stack, 20)  # warm-ups: connections, DuckDB, caches
         _submit_and_wait(stack, base_url, key, 4)
         noop_rates, job_rates = [], []
         meter = CpuMeter({"worker": worker, "api": api, "offline model": stack.fake_llm_process})
@@ -56,7 +56,7 @@ def run(smoke: bool = False, profile: bool = False) -> dict:
         cpu_rounds, noop_task_ms = [], []
         for _ in range(rounds):
             with noop_meter.span():
-                noop_rates.append(_noop_rate(stack, noops))
+                noop_rates.append(run_noop_tasks(stack, noops))
             noop_task_ms.append(noop_meter.per_item_ms(noops)["worker"])
             with meter.span():
                 job_rates.append(jobs / _submit_and_wait(stack, base_url, key, jobs))
@@ -91,8 +91,9 @@ def run(smoke: bool = False, profile: bool = False) -> dict:
                   profile=profiles)
 
 
-def _noop_rate(stack: Stack, count: int) -> float:
-    """Publish ``count`` no-op tasks in a plain loop and wait until all have run."""
+def run_noop_tasks(stack: Stack, count: int) -> float:
+    """Publish ``count`` no-op tasks in a plain loop and wait until all have run;
+    tasks/s. Raises TimeoutError if they have not run within 120 s."""
     client = stack.redis()
     client.delete(DONE_KEY)
     celery = make_celery(stack.settings)

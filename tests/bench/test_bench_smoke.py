@@ -52,10 +52,26 @@ def test_conversations_per_worker_reports_ratio_and_memory():
     _check_shape(outcome, "conversations_per_worker")
     (figures,) = outcome["details"]["runs"].values()
     assert figures["elapsed_s"] > 0 and 0 < figures["peak_rss_mb"] < 4000
-    ratio, memory, cpu = outcome["rows"]
+    ratio, memory, cpu, floor, ratio_at_floor = outcome["rows"]
     assert 0 < ratio["ratio"] <= 1.05  # nobody beats the latency bound
     assert memory["value"].endswith("MB")
     assert cpu["value"].startswith("worker ") and figures["cpu_ms_per_job"]["worker"] > 0
+    # The libraries' floor at the same concurrency: every kind of call measured, both
+    # ways of reading the model, and below what the worker spent per job.
+    measured = outcome["details"]["floor"]
+    for how in ("process", "thread"):
+        assert set(measured[how]) == set(measured["calls_per_job"]), measured
+        assert all(ms > 0 for ms in measured[how].values()), measured
+    assert set(measured["model ways"]) == {"raw", "messages.stream"}
+    cheapest = measured["model ways"][measured["model floor way"]]["process"]
+    assert cheapest == min(way["process"] for way in measured["model ways"].values())
+    assert measured["process"]["model call"] == cheapest
+    assert measured["celery task (no-op worker)"] > 0
+    floor_ms = measured["ms_per_job"]["process"]
+    assert 0 < floor_ms < figures["cpu_ms_per_job"]["worker"]
+    assert floor["ratio"] > 1 and "floor" in floor["value"]
+    # At the floor the figure can only do better than the worker, never beat the bound.
+    assert ratio["ratio"] * 0.5 < ratio_at_floor["ratio"] <= 1
 
 
 def test_api_submit_measures_rate_and_latency():
