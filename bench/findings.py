@@ -7,64 +7,101 @@ from __future__ import annotations
 
 FINDINGS: dict[str, str] = {
     "engine_overhead": """
-**Issue 18: where figures 1–4 stand (quiet machine, this run; load average 0.3–0.6).**
-The same benches ran at the start of this pass on `dd7479d` (load 0.5), with
-`bench.run_all --only engine_overhead,conversations_per_worker,api_submit,completion_notify`.
-Targets are issue 18's (the table above keeps the standing 0.30 and 0.85 for figures 1
-and 2).
+**Issue 18: where figures 1–4 stand (quiet machine, this run: load average 2.1 at the
+start, 0.1–1.6 during it).** Three columns, each a quiet-machine run of the same
+benches: the start of issue 18's second pass (`dd7479d`), its end (`cfa7dad`), and this
+third pass (`73c6a47`, this run). Targets are issue 18's (the table above keeps the
+standing 0.30 and 0.85 for figures 1 and 2).
 
-| figure | before (`dd7479d`) | now | target |
-|---|---|---|---|
-| 1 jobs/s ÷ no-op tasks/s | 53.2 ÷ 917 = 0.058 | 65.1 ÷ 1,070 = 0.061 | ≥ 0.25 |
-| 1 worker CPU per job | 18.2 ms | 15.9 ms | ≤ 8 ms |
-| 1 API · MariaDB · Redis CPU per job | 7.0 · 4.5 · 0.6 ms | 3.6 · 3.5 · 0.7 ms | report |
-| 2 at 200 at once ÷ the bound (worker CPU per job) | 0.304 (31.9 ms) | 0.362 (27.8 ms) | ≥ 0.60 |
-| 2 at 500 at once ÷ the bound | 0.132 | 0.161 | report |
-| 3 submits/s ÷ bare `apply_async`/s | 279 ÷ 2,098 = 0.133 | 566 ÷ 2,803 = 0.202 | ≥ 0.5 |
-| 3 p50 / p99 at half the max rate | 8.1 / 18.5 ms | 5.2 / 11.0 ms | p99 ≤ 50 ms (met) |
-| 3 API CPU per submit | 5.3 ms | 2.4 ms | ≤ 2.5 ms (met) |
-| 4 commit → SSE client, p50 / p99 | 8.7 / 17.5 ms | 6.2 / 10.0 ms | ≤ 5 / ≤ 25 ms (p99 met) |
-| 4 commit → long-poller, p50 / p99 | 9.5 / 19.0 ms | 6.2 / 10.3 ms | ≤ 5 / ≤ 25 ms (p99 met) |
+| figure | `dd7479d` | `cfa7dad` | now | target |
+|---|---|---|---|---|
+| 1 jobs/s ÷ no-op tasks/s | 53.2 ÷ 917 = 0.058 | 65.1 ÷ 1,070 = 0.061 | 88.5 ÷ 1,141 = 0.078 | ≥ 0.25 |
+| 1 worker CPU per job | 18.2 ms | 15.9 ms | 11.8 ms | ≤ 8 ms |
+| 1 … of which above the libraries' floor | – | 10.8 ms | 6.8 ms | – |
+| 1 API · MariaDB · Redis CPU per job | 7.0 · 4.5 · 0.6 ms | 3.6 · 3.5 · 0.7 ms | 3.0 · 2.8 · 0.5 ms | report |
+| 2 at 200 at once ÷ the bound (worker CPU per job) | 0.304 (31.9 ms) | 0.362 (27.8 ms) | 0.429 (22.9 ms) | ≥ 0.60 |
+| 2 … its libraries' floor at 200 at once (ratio there) | – | – | 12.2 ms (0.82) | – |
+| 2 at 500 at once ÷ the bound | 0.132 | 0.161 | 0.176 | report |
+| 3 submits/s ÷ bare `apply_async`/s | 279 ÷ 2,098 = 0.133 | 566 ÷ 2,803 = 0.202 | 584 ÷ 2,870 = 0.203 | ≥ 0.5 |
+| 3 p50 / p99 at half the max rate | 8.1 / 18.5 ms | 5.2 / 11.0 ms | 4.1 / 7.3 ms | p99 ≤ 50 ms (met) |
+| 3 API CPU per submit | 5.3 ms | 2.4 ms | 2.3 ms | ≤ 2.5 ms (met) |
+| 4 commit → SSE client, p50 / p99 | 8.7 / 17.5 ms | 6.2 / 10.0 ms | 6.6 / 14.6 ms | ≤ 5 / ≤ 25 ms (p99 met) |
+| 4 commit → long-poller, p50 / p99 | 9.5 / 19.0 ms | 6.2 / 10.3 ms | 6.7 / 15.8 ms | ≤ 5 / ≤ 25 ms (p99 met) |
 
-Both baselines got faster too: the no-op task and the bare `apply_async` loop use
-Sunrise's broker transport, which no longer builds a `redis.Redis` client per publish
-(`shared/broker_transport.py`). So the ratios understate the change: jobs/s +22 %,
-submits/s +103 %.
+The no-op baseline moves between quiet runs (917–1,141 tasks/s), so the ratio
+understates the change: jobs/s rose 36 % since `cfa7dad` and 66 % since `dd7479d`,
+and the worker's CPU per job fell 26 % and 35 %.
 
 **The floors, measured in this run.**
 
-- **Worker:** 5.1 ms per job (`bench/worker_floor.py`). These are the calls a job cannot
-  avoid, made bare in one process: 2 SDK streams replayed from the job's own request
-  bodies (0.87 ms each), the query in DuckDB (1.99 ms), 4 commits and a read through
-  PyMySQL (0.075 and 0.099 ms), 3 Redis publishes (0.04 ms) and Celery's receive and
-  acknowledge (0.84 ms, the no-op worker's CPU per task). The worker spends 15.9 ms, so
-  **10.8 ms per job is ours**: how we call these libraries and the Python around them.
-  Going by the in-process profile (below), that is about 14 % reading the streams and
-  building events, about 43 % MariaDB reads and writes (PyMySQL parses every column
-  descriptor in Python), and in the SQL process the guard and pickling around DuckDB's
-  query. The ≤ 8 ms target is above the floor, so it is reachable in principle. This
-  pass did not reach it.
-- **API:** 1.2 ms per request (`bench/api_floor.py`). That is a bare Flask view, under
-  the API's own gunicorn settings, that commits one row and sends one Celery task. It
-  reaches **0.43** of the bare `apply_async` loop. So figure 3's ≥ 0.5 is out of reach
-  for any submit on these parts on this machine; the ratio target is not ours to meet.
-  The API spends 2.4 ms per submit, 1.3 ms above the floor (authentication, the rate
-  limit, idempotency, the tenant checks, the `queued` event), within the ≤ 2.5 ms
-  target.
+- **Worker, one job at a time:** 5.0 ms per job (`bench/worker_floor.py`). These are the
+  calls a job cannot avoid, made bare in one process: 2 SDK streams replayed from the
+  job's own request bodies (0.85 ms each), the query in DuckDB (1.93 ms), 4 commits and
+  a read through PyMySQL (0.079 and 0.103 ms), 3 Redis publishes (0.053 ms) and
+  Celery's receive and acknowledge (0.78 ms, the no-op worker's CPU per task). The
+  worker spends 11.8 ms, so **6.8 ms per job is ours** (10.8 at `cfa7dad`). The
+  ≤ 8 ms target is above the floor, so the miss is ours.
+- **Worker, 200 jobs at once at a 1 s model (figure 2):** 12.2 ms per job
+  (`bench/conversations_floor.py`, new). The same unavoidable calls made bare by 200
+  threads in one process, released together: each model call costs 3.4–3.5 ms there
+  (a 1 s call arrives in ≈ 28 network reads, not 2; read raw with jiter, the cheaper
+  of that and `messages.stream` at 5.7–6.0 ms), and PyMySQL and redis-py cost 2–6×
+  their one-thread figures. At that floor one process would finish 82 jobs/s, a ratio
+  of **0.82: ≥ 0.60 is reachable on these libraries**. The worker spends 22.9 ms, so
+  10.7 ms per job at 200 at once is ours, and the miss is ours.
+- **API:** 1.1 ms per request (`bench/api_floor.py`): a bare Flask view, under the API's
+  own gunicorn settings, that commits one row and sends one Celery task. It reaches
+  **0.47** of the bare `apply_async` loop. So figure 3's ≥ 0.5 is out of reach for any
+  submit on these parts on this machine; that ratio is not ours to meet. The API
+  spends 2.3 ms per submit, 1.3 ms above the floor (authentication, the rate limit,
+  idempotency, the tenant checks, the `queued` event), within its ≤ 2.5 ms target.
 - **Figure 1 at the floors:** suppose the worker and the API ran at their floors
-  (5.1 + 1.2 ms), the offline model stayed at its 2.7 ms and the bench driver at its
-  2.4 ms, and MariaDB and Redis cost nothing. A job would still take 11.3 ms of the
-  2 cores: at most ≈ 177 jobs/s, a ratio of 0.17 against this run's 1,070 no-op
-  tasks/s. **≥ 0.25 cannot be met on 2 cores with these libraries.** The worker's own
-  10.8 ms is what is left to cut.
-- **Figure 2** is CPU-bound: one worker process holds the GIL, at 27.8 ms per job at 200
-  in flight. ≥ 0.60 needs ≤ 16.7 ms at that concurrency, above the floor again. What
-  was measured for it is in its section.
-- **Figure 4:** what remains of the p50 (6.2 ms against ≤ 5) is mostly the worker's
-  finishing transaction, 3.9 ms of UPDATE, INSERT, UPDATE, SELECT and COMMIT. The hop
-  analysis is in its section. That transaction is ours: building the terminal event
-  without the final SELECT, and the last round's `llm_calls` row merged into the final
-  write, are the next steps.
+  (5.0 + 1.1 ms), the offline model stayed at its 2.15 ms and the bench driver at its
+  1.87 ms, and MariaDB and Redis cost nothing. A job would still take 10.1 ms of the 2
+  cores: at most ≈ 198 jobs/s, a ratio of 0.17 against this run's 1,141 no-op tasks/s.
+  **≥ 0.25 cannot be met on 2 cores with these libraries.**
+- **Figure 4:** the p50 (6.6 ms against ≤ 5) is the same path as before (its section):
+  the worker's finishing transaction, the publish and the hub's wake-up, then one
+  gevent process answering ten clients one after another.
+
+**Issue 18, third pass (this run's tree against `a7450b1`, the end of the second).**
+`python -m bench.worker_cpu --jobs 300 --threads 8 --rounds 2`, the two trees
+alternating twice at load 4: the worker process 9.0–10.1 → 7.6–8.6 ms per job, its
+SQL processes 4.6–5.0 → 3.6–3.7 ms, together 13.6–15.1 → 11.2–12.2 ms (−17 %).
+What changed, each measured by its author against the tree before it:
+
+| change | measured |
+|---|---|
+| the final write builds the finished job from the claim and what it wrote, instead of reading the whole row back (≈ 40 column descriptors parsed by PyMySQL per job) | with the next two: worker process 8.97 → 7.30 ms per job (3 + 3 alternating runs, load 1–4) |
+| the conversation's history is read in the claim's transaction | one pool checkout (pre-ping, reset) fewer per job |
+| the last model call's `llm_calls` row rides with the final write, a round's tool rows with the cancel check at its boundary | transactions per job 6 → 4 (a test counts them) |
+| answer text is published at most every `SUNRISE_EVENT_FLUSH_MS` (100 ms) instead of at every network read; each `answer_delta` carries the whole answer so far, so clients get the same text | Redis round trips per job 5 → 3 (0 ms model), 9.7 → 8.2 (1 s model); worker process 10.50 → 9.79 ms (18 alternating runs each; at 1 s the CPU change was within the noise) |
+| the model's stream is cut into events with one `bytes.split` per read | 48 → 21 µs per recorded stream (133 → 51 µs in 200-byte reads) |
+| a SQL process keeps, per statement text, the guard's verdict, the column types and the bounded query (`worker/sql_plans.py`), so the same SQL sent again skips two DuckDB statements (≈ 0.2–0.3 ms each in this DuckDB build) | SQL processes 4.43 → 3.37 ms per job (median of 9). **Every bench job sends the same SQL**, so this is the repeated-question case (batches, dashboards, a second user); a statement seen for the first time costs what it did |
+| the numeric faithfulness check skips cells with no digit and splits quote-free lines itself (identical evidence on 200,000 random lines) | 0.286 → 0.185 ms per check of the bench job's result |
+
+One thing went back: the middle round's `llm_calls` row was briefly deferred to the
+round's boundary (one transaction per round, as the issue suggested). That defers a
+paid call's row past the round's SQL, up to `sql_timeout_s`, and a worker that dies
+there would take the row with it, breaking RELIABILITY's promise that `llm_calls`
+keeps every paid call. A call that asks for tools is stored before they run again:
+one commit more per tool round (≈ 0.1–0.3 ms of a job).
+
+Measured and not done:
+- **SQLAlchemy Core per statement:** the cancel-flag read costs 82 µs of CPU through
+  Core against 37 µs on a raw PyMySQL cursor (`exec_driver_sql`: 80 µs). At ≈ 10
+  statements per job that is ≈ 0.45 ms, the largest MariaDB item left; a raw-driver
+  path would need its own error mapping (the retries and the pool's disconnect handling
+  key on SQLAlchemy's errors).
+- **One DuckDB thread per SQL process** (`SUNRISE_SQL_THREADS=1`, default 2): SQL
+  processes 3.0–3.5 against 3.6–4.0 ms per job in alternating runs, but it would slow
+  large queries; the default stays.
+- **Python's GIL switch interval** 5 → 50 ms in `bench.worker_cpu --threads 200
+  --latency-ms 1000`: 15.5–19.3 ms against 16.8–21.1 ms of worker process per job in
+  alternating pairs: inside the noise; not changed.
+- Pool pre-ping (≈ 20 µs per checkout, 3–4 per job) stays: the API and the reaper rely
+  on it after a database restart.
+
 
 **Issue 18, second pass on the worker (CPU per job).** Measured on the shared 2-core
 machine while two other engineers ran test suites (load average 5–13), so every
@@ -118,7 +155,7 @@ What did not pay, or was not done:
   instead would leave a cancel asked during the tools unseen until after the next
   paid model call). What is left to merge is the last round's `llm_calls` row into
   the final write and the history read into the claim: ≈ 2 round trips per job, an
-  estimated 0.3–0.5 ms; not done in this pass.
+  estimated 0.3–0.5 ms; not done in this pass (done in the third pass, above).
 - **tenacity's per-call copy** (a `threading.local` made and destroyed per retried
   write): 13 µs per call with one thread, 26 µs with 250 threads alive (destroying a
   `threading.local` visits every thread in CPython 3.11); 4–5 calls per job, so
@@ -210,6 +247,25 @@ the SQL process's watchdog timer (a thread started and cancelled per query) is i
 largest cost after DuckDB: a reusable timer is the next saving there.
 """,
     "conversations_per_worker": """
+**Issue 18, third pass: the floor at this figure's own conditions** (this run;
+`bench/conversations_floor.py`, reported in the two rows after the CPU row). The
+figure misses ≥ 0.60 (0.429; the standing target in the table is 0.85) and the miss
+is ours: the calls a job cannot avoid, made bare by 200 threads in one process against
+the same 1 s model, cost **12.2 ms per job** of process CPU (11.7 in the threads
+themselves): 2 model calls read raw at ≈ 3.4–3.5 ms each, the query 1.9 ms (in the SQL
+processes, one thread), 4 commits, a read and 3 publishes at their 200-thread cost
+(2–6× their one-thread figures), and Celery's no-op task at the figure's concurrency.
+At that floor one core finishes ≈ 82 jobs/s: a ratio of **0.82**. The worker spends
+22.9 ms per job here, so **10.7 ms per job is ours** at 200 at once, against 6.8 ms
+at 8 (figure 1): the GIL hand-offs among 200 threads and our code per network read
+(the event parsing and the per-read event flush, now once per
+`SUNRISE_EVENT_FLUSH_MS`). What this pass changed here: 0.362 → 0.429 (27.8 → 22.9 ms
+per job), mostly through figure 1's changes (fewer transactions and no row read back,
+the statement plans in the SQL process, fewer publishes). The next steps are the ones
+the profile at 200 in flight shows: per-read work in `worker/message_events.py` and
+the SDK's httpx path, and the SQLAlchemy overhead per statement (figure 1's
+section); the many-conversations-on-one-asyncio-loop design was not tried.
+
 **Issue 18, second pass (worker).** Back to back on the loaded machine (load 12–14),
 `bench.run_all --only conversations_per_worker --no-profile`, the tree before this
 pass (`dd7479d`) then this one:
@@ -364,6 +420,16 @@ Measured by `bench/completion_notify.py`. Targets p50 ≤ 5 ms and p99 ≤ 25 ms
 met** on this machine. The clock starts at the job's `finished_at`, stamped inside
 the committing transaction, and stops when the bench driver's client thread has
 parsed the terminal event (SSE) or the long-poll's JSON answer.
+
+**Issue 18, third pass (this run):** SSE p50 / p99 6.6 / 14.6 ms, long-poll 6.7 /
+15.8 ms; p99 met, p50 still above 5 ms. The worker's finishing transaction no longer
+reads the job row back (its ≈ 40 columns), but it now also carries the last model
+call's `llm_calls` row (an INSERT … SELECT that is idempotent per round), so it is as
+many round trips as before: INSERT call, UPDATE job, INSERT answer, UPDATE
+conversation, COMMIT. Against `cfa7dad`'s quiet run (6.2 / 10.0 and 6.2 / 10.3 ms)
+this is one run each, not an alternating A/B, so the 0.4 ms difference in p50 is not
+established either way; the hop analysis below still holds. What is left is ours: the transaction (its statements could
+go in fewer round trips), and the ten serial HTTP answers of one gevent process.
 
 **Where the time goes** (issue 18; each hop timestamped with `time.time()` in the
 worker, the API and the driver, 40 jobs × 10 clients, p50): the worker's finishing
