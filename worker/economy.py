@@ -28,6 +28,7 @@ from shared.claude_models import BATCH_DISCOUNT
 from shared.errors import JobFailure
 from shared.models import Batch
 from shared.usage_figures import JobFigures
+from worker.job_hooks import JobHooks
 from worker.job_store import ClaimedJob, JobEnding
 from worker.llm_errors import RETRYABLE_STREAM_ERRORS, batch_failure, failure_for
 from worker.runner import JobRunner
@@ -42,11 +43,13 @@ TRANSIENT_RETRIES = 2
 
 @dataclasses.dataclass
 class _Question:
-    """One claimed question of the batch and its turn."""
+    """One claimed question of the batch, its turn, and the hooks that hold the rows its
+    final write stores."""
 
     job: ClaimedJob
     turn: Turn
     started: float
+    hooks: JobHooks
     retries: int = 0
 
 
@@ -86,11 +89,12 @@ class EconomyBatch:
             return None
         self.runner.heartbeats.add(job.id, job.attempt)
         started = time.perf_counter()
+        hooks = self.runner.hooks_for(job)
         try:
             data = self.runner.data.for_job(job)
             # 1-hour breakpoints: the prompt must outlive the wait for each batch.
             turn = Turn(sandbox=data.sandbox, settings=self.settings,
-                        system_prompt=data.system_prompt, hooks=self.runner.hooks_for(job),
+                        system_prompt=data.system_prompt, hooks=hooks,
                         model=job.model, deadline=self.deadline, clock=self.clock,
                         cache_control=ONE_HOUR)
             turn.start(self.runner.history(job), job.message)
@@ -99,7 +103,7 @@ class EconomyBatch:
             self.runner.complete(job, self.runner.stopped(job, exc), JobFigures(), started)
             return None
         self.runner.events.publish(job.id, "started", {"attempt": job.attempt, "mode": "economy"})
-        return _Question(job, turn, started)
+        return _Question(job, turn, started, hooks)
 
     def _round(self, batch_id: str, questions: list[_Question]) -> list[_Question]:
         """Send one message batch for ``questions``; returns those still open after it."""
@@ -158,7 +162,7 @@ class EconomyBatch:
         if outcome is None:
             return True
         self.runner.complete(question.job, JobEnding.answered(outcome), question.turn.figures,
-                             question.started, question.turn.hooks.trace)
+                             question.started, question.hooks.trace)
         return False
 
     def _retry(self, question: _Question, result) -> bool:
@@ -177,4 +181,4 @@ class EconomyBatch:
 
     def _end(self, question: _Question, exc: Exception) -> None:
         self.runner.complete(question.job, self.runner.stopped(question.job, exc),
-                             question.turn.figures, question.started, question.turn.hooks.trace)
+                             question.turn.figures, question.started, question.hooks.trace)
