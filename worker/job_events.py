@@ -8,9 +8,10 @@ end of a network read of the model's stream once the job's last round trip is
 ``flush_every_s`` old (``flush_if_due``), then travel together in one round trip
 (``EventLog.publish_many``). So streamed answer text leaves at most once per period,
 not with every read that produced some, and a reply read within the period after the
-previous trip (a fast model) goes out with its round's ``llm_call`` and the next event. Each ``answer_delta`` carries the whole answer so
-far, so of several waiting in a row only the newest is sent: clients get the same
-text, every character of it, in order.
+previous trip (a fast model) goes out with its round's ``llm_call`` and the next
+event. Each ``answer_delta`` carries the whole answer so far, so of several waiting in
+a row only the newest is sent: clients get the same text, every character of it, in
+order.
 """
 from __future__ import annotations
 

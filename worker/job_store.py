@@ -246,8 +246,8 @@ class JobStore:
     @_retry_db
     def record_round(self, job: ClaimedJob, trace: UnwrittenTrace) -> bool:
         """Store the rows ``trace`` holds (a round's tool calls, and any LLM call not
-        stored yet) in one transaction, then empty it; returns the job's cancel flag, read in the same
-        transaction for the round boundary this write is made at.
+        stored yet) in one transaction, then empty it; returns the job's cancel flag,
+        read in the same transaction for the round boundary this write is made at.
 
         Retried through a short database outage, then raised (the rows stay in
         ``trace``); an LLM call row is stored once per (job, attempt, round) however
