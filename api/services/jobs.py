@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from types import SimpleNamespace
 
 import redis
+from flask import Response
 from sqlalchemy import bindparam, func, select
 from sqlalchemy.exc import IntegrityError
 
@@ -18,6 +19,7 @@ from api.resources import Resources
 from api.schemas.jobs import JobCreate
 from api.sse import already_delivered, event_stream, stored_end
 from api.sse_subscribers import subscriber_callbacks
+from api.woken_answers import woken_answer
 from shared.dataset_state import pin_dataset
 from shared.db_retry import retry_lock_conflicts
 from shared.enqueue import announce
@@ -142,13 +144,16 @@ def _recheck_s(res: Resources) -> float:
     return RECHECK_HEARTBEATS * res.settings.sse_heartbeat_s
 
 
-def wait_for_job(res: Resources, tenant_id: int, job_id: str, wait_s: float) -> dict:
+def wait_for_job(res: Resources, tenant_id: int, job_id: str,
+                 wait_s: float) -> dict | Response:
     """The job, as soon as it is terminal or after ``wait_s`` seconds, whichever is first.
 
     While waiting it holds no database connection (each read is a short session), no
     Redis connection and, under gevent workers, no thread: it waits on the process's
-    event hub for the job's terminal event. Without Redis it polls the database once a
-    second instead. Raises NotFound.
+    event hub for the job's terminal event, and answers with the event's job
+    (``woken_answer``: the clients woken with it are not kept waiting by its
+    connection's bookkeeping). Without Redis it polls the database once a second
+    instead. Raises NotFound.
     """
     if wait_s <= 0 or not is_id(job_id):
         return load_job(res, tenant_id, job_id)  # an id that is no job's: 404 at once
@@ -183,7 +188,7 @@ def _stream_position(res: Resources, job_id: str) -> str | None:
 
 
 def _await_end(res: Resources, tenant_id: int, job_id: str, subscription: Subscription,
-               deadline: float) -> dict:
+               deadline: float) -> dict | Response:
     recheck_s = _recheck_s(res)
     next_check = time.monotonic() + recheck_s
     while (now := time.monotonic()) < deadline:
@@ -194,7 +199,7 @@ def _await_end(res: Resources, tenant_id: int, job_id: str, subscription: Subscr
             next_check = min(next_check, time.monotonic() + POLL_S)
         terminal = next((e for e in events if e.is_terminal), None)
         if terminal is not None:
-            return job_event_data(terminal.event, terminal.data)
+            return woken_answer(job_event_data(terminal.event, terminal.data))
         if time.monotonic() >= next_check:
             view = load_job(res, tenant_id, job_id)
             if view["status"] in TERMINAL:
