@@ -5,7 +5,6 @@ The Redis stream entry ids are the SSE ``id:`` values, so a reconnecting client'
 """
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections.abc import Callable, Iterator
@@ -16,6 +15,7 @@ from flask import Response, request
 from api.event_hub import EventHub, HubUnavailable
 from api.request_parsing import parse_query
 from api.schemas.common import EventsQuery
+from api.woken_answers import compact_json, presented_json
 from shared.errors import BadRequest
 from shared.events import Event, EventLog, check_stream_id, id_order
 
@@ -67,8 +67,12 @@ def stored_end(event: str, data: dict) -> Iterator[str]:
 
 
 def format_event(event_id: str | None, event: str, data: dict) -> str:
+    return format_frame(event_id, event, compact_json(data))
+
+
+def format_frame(event_id: str | None, event: str, data_json: str) -> str:
     head = f"id: {event_id}\n" if event_id else ""
-    return f"{head}event: {event}\ndata: {json.dumps(data, default=str, separators=(',', ':'))}\n\n"
+    return f"{head}event: {event}\ndata: {data_json}\n\n"
 
 
 class DirectRead:
@@ -129,7 +133,8 @@ def event_stream(
     with an id like any other. If even that cannot reach the stream (Redis trouble),
     the database's version is sent without an id. Gives up after ``max_s``; the client
     resumes with Last-Event-ID. ``present(event, data)`` is each event's data as sent
-    (the API adds the links the worker's events do not carry).
+    (the API adds the links the worker's events do not carry); it is rendered once
+    per event for all the streams it is sent on (``presented_json``).
     """
     recheck_s = heartbeat_s if recheck_s is None else recheck_s
     on_open()
@@ -155,7 +160,8 @@ def event_stream(
                 # terminal event usually comes with the events held back before it.
                 end = next((i for i, ev in enumerate(events) if ev.is_terminal), None)
                 sent = events if end is None else events[:end + 1]
-                yield "".join(format_event(ev.id, ev.event, present(ev.event, ev.data))
+                yield "".join(format_frame(ev.id, ev.event,
+                                           presented_json(object_id, ev, present))
                               for ev in sent)
                 if end is not None:
                     return

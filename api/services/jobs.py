@@ -19,7 +19,7 @@ from api.resources import Resources
 from api.schemas.jobs import JobCreate
 from api.sse import already_delivered, event_stream, stored_end
 from api.sse_subscribers import subscriber_callbacks
-from api.woken_answers import woken_answer
+from api.woken_answers import presented_json, woken_answer
 from shared.dataset_state import pin_dataset
 from shared.db_retry import retry_lock_conflicts
 from shared.enqueue import announce
@@ -150,10 +150,10 @@ def wait_for_job(res: Resources, tenant_id: int, job_id: str,
 
     While waiting it holds no database connection (each read is a short session), no
     Redis connection and, under gevent workers, no thread: it waits on the process's
-    event hub for the job's terminal event, and answers with the event's job
-    (``woken_answer``: the clients woken with it are not kept waiting by its
-    connection's bookkeeping). Without Redis it polls the database once a second
-    instead. Raises NotFound.
+    event hub for the job's terminal event, and answers with the event's job (its JSON
+    rendered once for every client it wakes, and the clients woken with it not kept
+    waiting by this connection's bookkeeping: ``api/woken_answers.py``). Without
+    Redis it polls the database once a second instead. Raises NotFound.
     """
     if wait_s <= 0 or not is_id(job_id):
         return load_job(res, tenant_id, job_id)  # an id that is no job's: 404 at once
@@ -199,7 +199,7 @@ def _await_end(res: Resources, tenant_id: int, job_id: str, subscription: Subscr
             next_check = min(next_check, time.monotonic() + POLL_S)
         terminal = next((e for e in events if e.is_terminal), None)
         if terminal is not None:
-            return woken_answer(job_event_data(terminal.event, terminal.data))
+            return woken_answer(presented_json(job_id, terminal, job_event_data))
         if time.monotonic() >= next_check:
             view = load_job(res, tenant_id, job_id)
             if view["status"] in TERMINAL:
