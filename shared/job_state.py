@@ -61,8 +61,9 @@ class Transition:
     statement: Update
 
     def apply(self, db: Any, **params: Any) -> int:
-        """Run it on ``db`` (a Connection or Session) in the caller's transaction; returns
-        how many rows changed (0: the guard did not hold)."""
+        """Run it on ``db`` (a Connection, a Session or a ``shared.driver_sql``
+        DriverConnection) in the caller's transaction; returns how many rows changed
+        (0: the guard did not hold)."""
         return db.execute(self.statement, params).rowcount
 
 

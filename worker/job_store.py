@@ -13,12 +13,13 @@ import datetime as dt
 import logging
 from collections.abc import Callable
 
-from sqlalchemy import Connection, bindparam, exists, insert, select, update
+from sqlalchemy import bindparam, exists, insert, select, update
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
 
 from shared import job_state
 from shared.db_retry import retry_transient
+from shared.driver_sql import DriverConnection, DriverSQL
 from shared.errors import JobCancelled, JobFailure
 from shared.models import Conversation, Job, LlmCall, Message, ToolCall, utcnow
 from shared.text_limits import storable
@@ -183,7 +184,7 @@ def tool_row(job: ClaimedJob, round_no: int, run) -> dict:
             "ms": int(run.ms)}
 
 
-def _write_trace(conn: Connection, trace: UnwrittenTrace) -> None:
+def _write_trace(conn: DriverConnection, trace: UnwrittenTrace) -> None:
     # Each call row through the guarded INSERT..SELECT: a retry whose first commit landed
     # must not bill twice. Tool rows in one multi-row INSERT.
     if trace.calls:
@@ -193,15 +194,17 @@ def _write_trace(conn: Connection, trace: UnwrittenTrace) -> None:
 
 
 class JobStore:
-    """The hot-path writes are Core statements on a pooled connection, not ORM units of
-    work: the same SQL, at a fraction of the CPU (a 2-round job makes 10, in 4 transactions)."""
+    """The hot-path writes are prebuilt Core statements run on a pooled connection's
+    DBAPI cursor (``shared/driver_sql.py``), not ORM units of work nor Core executions:
+    the same SQL, at a fraction of the CPU (a 2-round job makes 10, in 4 transactions)."""
 
     def __init__(self, sessions: sessionmaker[Session], *, stale_after_s: float,
-                 read_history: Callable[[Connection, str, str], list[dict]] | None = None):
+                 read_history: Callable[[DriverConnection, str, str], list[dict]] | None = None):
         """``read_history(conn, conversation_id, job_id)``, when given, is called in the
         claim's transaction: its turns come with the claimed job (``ClaimedJob.history``)."""
         self.sessions = sessions
         self.engine = sessions.kw["bind"]
+        self.driver = DriverSQL(self.engine)
         self.stale_after_s = stale_after_s
         self.read_history = read_history
 
@@ -216,7 +219,7 @@ class JobStore:
         """
         now = utcnow()
         stale = now - dt.timedelta(seconds=self.stale_after_s)
-        with self.engine.begin() as conn:
+        with self.driver.begin() as conn:
             if not job_state.CLAIM.apply(conn, job_id=job_id, stale_before=stale, now=now):
                 return None
             row = conn.execute(_CLAIMED, {"job_id": job_id}).one()
@@ -228,7 +231,7 @@ class JobStore:
         """Whether a cancel was asked for; False (logged) when the database does not answer,
         since the flag is checked again at the next round boundary."""
         try:
-            with self.engine.connect() as conn:
+            with self.driver.begin() as conn:
                 return job_state.cancel_was_asked(conn, job_id)
         except DBAPIError as exc:
             logger.warning("job %s: cancel flag not readable, going on: %s", job_id, exc)
@@ -239,7 +242,7 @@ class JobStore:
         """Store the LLM call rows ``trace`` holds, in one transaction, and drop them from
         it; retried through a short database outage, then raised (the rows stay held).
         Each row is stored once per (job, attempt, round) however often retried."""
-        with self.engine.begin() as conn:
+        with self.driver.begin() as conn:
             conn.execute(_INSERT_LLM_CALL_ONCE, trace.calls)
         trace.calls.clear()
 
@@ -253,7 +256,7 @@ class JobStore:
         ``trace``); an LLM call row is stored once per (job, attempt, round) however
         often the write is retried.
         """
-        with self.engine.begin() as conn:
+        with self.driver.begin() as conn:
             _write_trace(conn, trace)
             cancel = job_state.cancel_was_asked(conn, job.id)
         trace.clear()
@@ -282,7 +285,7 @@ class JobStore:
             "numbers": outcome.numbers, "error_code": outcome.error_code,
             "error_message": storable(outcome.error_message), "finished_at": now,
             "heartbeat_at": now, **outcome.usage}
-        with self.engine.begin() as conn:
+        with self.driver.begin() as conn:
             if trace:
                 _write_trace(conn, trace)
             finished = self._write_ending(conn, job, outcome, ending)
@@ -290,14 +293,14 @@ class JobStore:
             trace.clear()
         return finished
 
-    def _write_ending(self, conn: Connection, job: ClaimedJob, outcome: JobEnding,
+    def _write_ending(self, conn: DriverConnection, job: ClaimedJob, outcome: JobEnding,
                       ending: dict) -> Job | None:
         if not job_state.FINISH.apply(conn, job_id=job.id, of_attempt=job.attempt, **ending):
             row = conn.execute(_JOB_ROW, {"job_id": job.id}).one_or_none()
             if self._already_written(conn, row, job, outcome):
                 logger.warning("job %s attempt %s: an earlier try of this write committed",
                                job.id, job.attempt)
-                return Job(**row._mapping)
+                return Job(**row._asdict())
             logger.warning("job %s attempt %s lost ownership; result discarded", job.id, job.attempt)
             return None
         if outcome.status == "succeeded":

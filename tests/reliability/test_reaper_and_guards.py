@@ -13,6 +13,7 @@ from sqlalchemy import func, select, update
 from shared.celery_factory import CHAT_QUEUE, make_celery
 from shared.db import session_scope
 from shared.events import EventLog
+from shared.job_view import job_to_dict
 from shared.models import Job, LlmCall, Message, utcnow
 from shared.redis_client import redis_for
 from tests.utils.job_checks import assert_answered_once, terminal_events
@@ -124,10 +125,12 @@ def test_a_retried_final_write_that_had_landed_is_reported_not_lost(settings, cl
                                                                     store):
     job_id = _submit(client, auth)
     job = store.claim(job_id)
-    outcome = JobEnding("succeeded", answer_text="42", charts=[], parse_path="direct")
+    outcome = JobEnding("succeeded", answer_text="42", charts=[{"type": "bar"}],
+                        parse_path="direct", numbers={"checked": 1})
     first = store.finish(job, outcome)
     again = store.finish(job, outcome)  # what a retry sees when the first ack was lost
     assert again is not None and again.id == first.id and again.status == "succeeded"
+    assert job_to_dict(again) == job_to_dict(first), "the row read back is the row built"
     with session_scope(settings.database_url) as s:
         assert s.scalar(select(func.count()).select_from(Message).where(
             Message.job_id == job_id, Message.role == "assistant")) == 1

@@ -103,19 +103,21 @@ def test_a_job_commits_its_tool_rounds_calls_and_boundaries_besides_claim_and_fi
         settings, fake_llm):
     job_id, _ = create_job(settings, "How many flights did each carrier fly?")
     runner = JobRunner(settings, events=EventLog(redis_for(settings.redis_url)))
-    job_thread, commits = threading.get_ident(), []
+    job_thread, transactions = threading.get_ident(), []
 
-    def count(conn):
+    def count(_dbapi_conn, _record, _proxy):
+        # The store runs each transaction on a connection of its own checkout, on the
+        # DBAPI cursor (shared/driver_sql.py): no Connection "commit" event to count.
         if threading.get_ident() == job_thread:
-            commits.append(conn)
-    event.listen(runner.store.engine, "commit", count)
+            transactions.append(_dbapi_conn)
+    event.listen(runner.store.engine, "checkout", count)
     try:
         assert runner.run(job_id) == "succeeded"
     finally:
-        event.remove(runner.store.engine, "commit", count)
+        event.remove(runner.store.engine, "checkout", count)
     # claim (+ history), round 0's call row (before its tool runs), its tool row + cancel
     # flag, final write + round 1's call
-    assert len(commits) == 4
+    assert len(transactions) == 4
     (call_0, call_1) = llm_calls(settings, job_id)
     (tool,) = tool_calls(settings, job_id)
     assert (call_0.round, tool.round, call_1.round) == (0, 1, 1)

@@ -1,0 +1,118 @@
+"""Prebuilt statements on the DBAPI cursor (shared/driver_sql.py), on real MariaDB: the
+rows they write are the rows Core writes, and their errors are the errors a
+``Connection`` raises, so the retry policies treat them alike."""
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pymysql
+import pytest
+from sqlalchemy import func, insert, select
+from sqlalchemy.exc import DBAPIError
+
+from shared.db import engine_for, make_engine
+from shared.db_retry import is_connection_lost, is_transient
+from shared.driver_sql import DriverSQL
+from shared.models import Message, ToolCall
+from tests.conftest import MARIADB
+from tests.utils.jobs import create_job
+
+messages, tool_calls = Message.__table__, ToolCall.__table__
+_INSERT_MESSAGE, _INSERT_TOOL_CALL = insert(messages), insert(tool_calls)
+_CONNECTION_ID = select(func.connection_id())
+
+
+@pytest.fixture
+def driver(settings) -> DriverSQL:
+    return DriverSQL(engine_for(settings.database_url))
+
+
+def _stored(engine, table, job_id: str) -> list[dict]:
+    """The rows of ``job_id`` as Core reads them, without their id and timestamp."""
+    with engine.connect() as conn:
+        rows = conn.execute(select(table).where(table.c.job_id == job_id).order_by(table.c.id))
+        return [{k: v for k, v in row._mapping.items() if k not in ("id", "created_at")}
+                for row in rows]
+
+
+def test_the_rows_written_are_those_core_writes(settings, driver):
+    """JSON (a list, and None stored as JSON null), booleans, defaults (created_at,
+    computed per row of a multi-row INSERT) and text go through the column types."""
+    by_driver, conversation_id = create_job(settings, "Which way?")
+    by_core, _ = create_job(settings, "Which way?", conversation_id=conversation_id)
+
+    def rows(job_id):
+        return ([{"conversation_id": conversation_id, "job_id": job_id, "role": role,
+                  "text": "Ünïcode ✓", "charts": charts}
+                 for role, charts in (("assistant", [{"type": "bar"}]), ("other", None))],
+                [{"job_id": job_id, "attempt": 1, "round": n, "tool": "execute_sql",
+                  "query_id": None, "sql": "SELECT 1", "rows": 1, "cached": n == 1,
+                  "is_error": False, "error": None, "ms": 3} for n in (1, 2)])
+
+    message_rows, tool_rows = rows(by_driver)
+    with driver.begin() as conn:
+        for row in message_rows:
+            conn.execute(_INSERT_MESSAGE, row)
+        assert conn.execute(_INSERT_TOOL_CALL, tool_rows).rowcount == 2
+    message_rows, tool_rows = rows(by_core)
+    with driver.engine.begin() as conn:
+        for row in message_rows:
+            conn.execute(_INSERT_MESSAGE, row)
+        conn.execute(_INSERT_TOOL_CALL, tool_rows)
+
+    for table in (messages, tool_calls):
+        written, expected = _stored(driver.engine, table, by_driver), _stored(driver.engine, table, by_core)
+        assert [{**row, "job_id": None} for row in written] == \
+            [{**row, "job_id": None} for row in expected]
+    with driver.begin() as conn:  # a SELECT's rows come through the result processors
+        (row,) = conn.execute(select(messages.c.charts, messages.c.created_at).where(
+            messages.c.job_id == by_driver, messages.c.role == "assistant")).all()
+    assert row.charts == [{"type": "bar"}] and row.created_at is not None
+
+
+def test_a_refused_value_is_a_sqlalchemy_error_and_rolls_the_transaction_back(settings, driver):
+    job_id, conversation_id = create_job(settings, "Too long?")
+    with pytest.raises(DBAPIError) as info, driver.begin() as conn:
+        conn.execute(_INSERT_MESSAGE, {"conversation_id": conversation_id, "job_id": job_id,
+                                       "role": "assistant", "text": "kept?", "charts": None})
+        conn.execute(_INSERT_TOOL_CALL, {"job_id": job_id, "round": 1, "sql": "x",
+                                         "tool": "x" * 100})  # VARCHAR(64): 1406
+    assert info.value.orig.args[0] == 1406
+    assert not info.value.connection_invalidated and not is_transient(info.value)
+    assert [row["role"] for row in _stored(driver.engine, messages, job_id)] == ["user"]
+
+
+@pytest.fixture
+def one_connection(settings) -> Iterator[DriverSQL]:
+    engine = make_engine(settings.database_url, pool_size=1)
+    yield DriverSQL(engine)
+    engine.dispose()
+
+
+def test_a_killed_connection_is_invalidated_and_the_next_transaction_gets_a_live_one(
+        one_connection):
+    driver = one_connection
+    with driver.begin() as conn:
+        killed = conn.scalar(_CONNECTION_ID)
+    killer = pymysql.connect(**MARIADB, autocommit=True)
+    try:
+        with pytest.raises(DBAPIError) as info, driver.begin() as conn:
+            assert conn.scalar(_CONNECTION_ID) == killed  # the pool's one connection
+            with killer.cursor() as cursor:
+                cursor.execute("KILL %s", (killed,))
+            conn.scalar(_CONNECTION_ID)
+    finally:
+        killer.close()
+    assert info.value.connection_invalidated and is_connection_lost(info.value)
+    with driver.begin() as conn:
+        assert conn.scalar(_CONNECTION_ID) != killed
+
+
+def test_an_unreachable_server_is_a_lost_connection():
+    engine = make_engine("mysql+pymysql://root@127.0.0.1:1/sunrise", pool_size=1)
+    try:
+        with pytest.raises(DBAPIError) as info, DriverSQL(engine).begin():
+            pass
+        assert is_connection_lost(info.value)
+    finally:
+        engine.dispose()
