@@ -73,7 +73,7 @@ class ApiSpec:
                 schemas[model.__name__] = _schema(model, schemas)
             for status, model in op.responses.items():
                 entry["responses"][str(status)] = _response(model, schemas)
-            for status in ([400, 401, 404, 422, 429] if op.auth else []):
+            for status in ([400, 401, 404, 422, 429, 503] if op.auth else []):
                 entry["responses"].setdefault(str(status), _response(Problem, schemas))
             if op.auth:
                 entry["security"] = [{"bearer": []}]

@@ -5,7 +5,10 @@ import logging
 
 from flask import Flask, Response, json, request
 from pydantic import ValidationError
+from sqlalchemy.exc import DBAPIError
 from werkzeug.exceptions import HTTPException
+
+from shared.db_retry import is_unavailable
 
 from shared.errors import (
     BadRequest,
@@ -33,6 +36,9 @@ HTTP_STATUS: dict[type[SunriseError], int] = {
     ValidationFailed: 422, RateLimited: 429, ServiceUnavailable: 503,
     ImportFailed: 422, UnsupportedSource: 415, SourceTooLarge: 413,
 }
+# When a client may try again after the database did not answer (lost, down or full):
+# the pool's pre-ping reconnects on the next request once it is back.
+DATABASE_RETRY_AFTER_S = 2
 # How a 401 says which credentials to send (RFC 6750).
 CHALLENGES: dict[type[SunriseError], str] = {
     InvalidKey: 'Bearer error="invalid_token"', Unauthorized: 'Bearer realm="sunrise"'}
@@ -88,6 +94,17 @@ def init_app(app: Flask) -> None:
     def _http(exc: HTTPException):
         return problem(exc.code or 500, exc.name, exc.description or exc.name,
                        code=exc.name.lower().replace(" ", "_"))
+
+    @app.errorhandler(DBAPIError)
+    def _database(exc: DBAPIError):
+        if not is_unavailable(exc):
+            return _unexpected(exc)
+        logger.warning("database unavailable on %s %s: %s", request.method, request.path,
+                       exc.orig)
+        return problem(503, "Database unavailable",
+                       "Sunrise's database cannot be reached or accepts no more connections "
+                       "right now; try again in a few seconds.", code="database_unavailable",
+                       headers={"Retry-After": str(DATABASE_RETRY_AFTER_S)})
 
     @app.errorhandler(Exception)
     def _unexpected(exc: Exception):

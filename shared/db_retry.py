@@ -11,6 +11,11 @@ Only a failure that can succeed on a second try is retried:
   invalidated). Retrying is safe only for writes that are idempotent or guarded,
   which is why only the worker's job writes use it: a request's commit may have
   landed before its acknowledgement was lost.
+- a **server refusing connections** -- at its ``max_connections`` (1040) or a user's
+  connection limit (1203 for the server's ``max_user_connections``, 1226 for the
+  account's own, which also reports its hourly limits). No connection was made, so
+  nothing was sent: as safe to retry as a server that cannot be reached, and a
+  connection limit passes as others close theirs.
 
 Everything else -- a value too long for its column, a constraint, a syntax error --
 fails the same way every time and is raised at once.
@@ -40,6 +45,7 @@ F = TypeVar("F", bound=Callable)
 
 LOCK_CONFLICT_CODES = frozenset({1213, 1205})
 CONNECTION_LOST_CODES = frozenset({2002, 2003, 2006, 2013, 2055, 1053, 1927, 4031})
+SERVER_FULL_CODES = frozenset({1040, 1203, 1226})
 # A request may wait this many rounds of lock conflicts; the client is still waiting.
 REQUEST_ATTEMPTS = 4
 REQUEST_RETRY_S = 10.0
@@ -68,9 +74,20 @@ def is_connection_lost(exc: BaseException) -> bool:
     return bool(exc.connection_invalidated) or _code(exc) in CONNECTION_LOST_CODES
 
 
+def is_server_full(exc: BaseException) -> bool:
+    """The server refused a new connection: too many are open (all, or this user's)."""
+    return isinstance(exc, DBAPIError) and _code(exc) in SERVER_FULL_CODES
+
+
+def is_unavailable(exc: BaseException) -> bool:
+    """The database cannot be used right now (lost, unreachable or full), as opposed to
+    refusing this particular statement: what a client should simply retry later."""
+    return is_connection_lost(exc) or is_server_full(exc)
+
+
 def is_transient(exc: BaseException) -> bool:
-    """Either of the above: a write that is safe to repeat may simply try again."""
-    return is_lock_conflict(exc) or is_connection_lost(exc)
+    """Any of the above: a write that is safe to repeat may simply try again."""
+    return is_lock_conflict(exc) or is_unavailable(exc)
 
 
 def _log_retry(state) -> None:

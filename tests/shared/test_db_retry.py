@@ -1,15 +1,23 @@
 """Which database errors are retried, judged on real MariaDB errors: a real deadlock, a
-real lock wait timeout, a really killed connection and a value the column refuses."""
+real lock wait timeout, a really killed connection, a server with no connection left
+and a value the column refuses."""
 from __future__ import annotations
 
+import os
 import threading
 import time
 
 import pytest
-from sqlalchemy import text
+from sqlalchemy import make_url, text
 from sqlalchemy.exc import DBAPIError
 
-from shared.db_retry import is_connection_lost, is_lock_conflict, is_transient
+from shared.db_retry import (
+    is_connection_lost,
+    is_lock_conflict,
+    is_server_full,
+    is_transient,
+    is_unavailable,
+)
 from tests.utils.probe_table import engine_with_probe_table
 
 
@@ -91,3 +99,31 @@ def test_the_app_waits_for_a_row_lock_no_longer_than_its_bound(settings):
     with engine_for(settings.database_url).connect() as conn:
         assert conn.scalar(text("SELECT @@innodb_lock_wait_timeout")) == LOCK_WAIT_TIMEOUT_S
     assert LOCK_WAIT_TIMEOUT_S < 40, "shorter than the bundled client's request timeout"
+
+
+def test_a_server_with_no_connection_left_is_unavailable_and_worth_retrying(settings):
+    """An account at its MAX_USER_CONNECTIONS gets 1226, as everyone gets 1040 at the
+    server's max_connections: no connection was made, so trying again is safe."""
+    from shared.db import make_engine
+
+    user = f"sunrise_full_{os.getpid()}"
+    admin = make_engine(settings.database_url)
+    with admin.begin() as conn:
+        conn.execute(text(f"CREATE USER IF NOT EXISTS '{user}'@'%' WITH MAX_USER_CONNECTIONS 1"))
+        conn.execute(text(f"CREATE USER IF NOT EXISTS '{user}'@'localhost' "
+                          "WITH MAX_USER_CONNECTIONS 1"))
+    url = make_url(settings.database_url).set(username=user, password=None, database="")
+    url = url.render_as_string(hide_password=False)
+    first, second = make_engine(url), make_engine(url)
+    try:
+        with first.connect(), pytest.raises(DBAPIError) as info:
+            second.connect()
+        assert info.value.orig.args[0] == 1226
+        assert is_server_full(info.value) and is_unavailable(info.value)
+        assert is_transient(info.value) and not is_connection_lost(info.value)
+    finally:
+        first.dispose()
+        second.dispose()
+        with admin.begin() as conn:
+            conn.execute(text(f"DROP USER IF EXISTS '{user}'@'%', '{user}'@'localhost'"))
+        admin.dispose()
