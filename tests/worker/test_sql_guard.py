@@ -1,9 +1,11 @@
 from __future__ import annotations
 
+import json
+
 import duckdb
 import pytest
 
-from worker.sql_guard import SqlRefused, check_single_read_statement
+from worker.sql_guard import SqlRefused, _parse_tree, check_single_read_statement
 
 
 @pytest.mark.parametrize("sql", [
@@ -161,3 +163,18 @@ def test_metadata_that_describes_the_host_is_denied(sql, name):
 def test_text_that_is_not_unicode_is_refused(sql):
     with pytest.raises(SqlRefused, match="not valid Unicode"):
         check_single_read_statement(sql)
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT 'it''s' AS a, '\\' AS b, $$x'y$$ AS c",
+    "SELECT 'x'); SELECT 1; --' AS breakout",
+    "SELECT E'\\'' AS e, 'é中😀' AS u",
+    "SELECT 'a\x00b' AS nul",
+    "SELECT\n'multi\nline' AS m /* 'quoted' */",
+    "WITH x AS (INSERT INTO airlines VALUES ('X', 'it''s') RETURNING *) SELECT * FROM x",
+])
+def test_the_statement_reaches_the_parse_tree_whole(sql):
+    # The tree is asked for through a prepared statement that takes the text as a string
+    # literal: quotes, backslashes and NUL must not change what the guard reads.
+    reference = duckdb.connect().execute("SELECT json_serialize_sql(?)", [sql]).fetchone()[0]
+    assert _parse_tree(sql) == json.loads(reference)
