@@ -7,64 +7,114 @@ from __future__ import annotations
 
 FINDINGS: dict[str, str] = {
     "engine_overhead": """
-**Issue 18: where figures 1–4 stand (quiet machine, this run: load average 2.1 at the
-start, 0.1–1.6 during it).** Three columns, each a quiet-machine run of the same
-benches: the start of issue 18's second pass (`dd7479d`), its end (`cfa7dad`), and this
-third pass (`73c6a47`, this run). Targets are issue 18's (the table above keeps the
-standing 0.30 and 0.85 for figures 1 and 2).
+**Issue 18: where figures 1–4 stand.** This run (`feb73c3`, issue 18's fourth pass)
+is on a **different machine** from the three earlier quiet runs (a new session's
+machine: load average 0.3 at the start, 1–3 during the run, from the bench's own
+processes). Its floors moved with it: the worker's one-job floor 5.0 → 4.3 ms, the
+200-thread floor 12.2 → 9.7 ms, the no-op Celery baseline 1,141 → 1,430 tasks/s, the
+bare `apply_async` loop 2,870 → 3,310/s. So the last column is not comparable to the
+others by subtraction; what the fourth pass changed is measured below as same-machine
+A/B pairs against `4f88c93` (the end of the third pass). Targets are issue 18's (the
+table above keeps the standing 0.30 and 0.85 for figures 1 and 2).
 
-| figure | `dd7479d` | `cfa7dad` | now | target |
-|---|---|---|---|---|
-| 1 jobs/s ÷ no-op tasks/s | 53.2 ÷ 917 = 0.058 | 65.1 ÷ 1,070 = 0.061 | 88.5 ÷ 1,141 = 0.078 | ≥ 0.25 |
-| 1 worker CPU per job | 18.2 ms | 15.9 ms | 11.8 ms | ≤ 8 ms |
-| 1 … of which above the libraries' floor | – | 10.8 ms | 6.8 ms | – |
-| 1 API · MariaDB · Redis CPU per job | 7.0 · 4.5 · 0.6 ms | 3.6 · 3.5 · 0.7 ms | 3.0 · 2.8 · 0.5 ms | report |
-| 2 at 200 at once ÷ the bound (worker CPU per job) | 0.304 (31.9 ms) | 0.362 (27.8 ms) | 0.429 (22.9 ms) | ≥ 0.60 |
-| 2 … its libraries' floor at 200 at once (ratio there) | – | – | 12.2 ms (0.82) | – |
-| 2 at 500 at once ÷ the bound | 0.132 | 0.161 | 0.176 | report |
-| 3 submits/s ÷ bare `apply_async`/s | 279 ÷ 2,098 = 0.133 | 566 ÷ 2,803 = 0.202 | 584 ÷ 2,870 = 0.203 | ≥ 0.5 |
-| 3 p50 / p99 at half the max rate | 8.1 / 18.5 ms | 5.2 / 11.0 ms | 4.1 / 7.3 ms | p99 ≤ 50 ms (met) |
-| 3 API CPU per submit | 5.3 ms | 2.4 ms | 2.3 ms | ≤ 2.5 ms (met) |
-| 4 commit → SSE client, p50 / p99 | 8.7 / 17.5 ms | 6.2 / 10.0 ms | 6.6 / 14.6 ms | ≤ 5 / ≤ 25 ms (p99 met) |
-| 4 commit → long-poller, p50 / p99 | 9.5 / 19.0 ms | 6.2 / 10.3 ms | 6.7 / 15.8 ms | ≤ 5 / ≤ 25 ms (p99 met) |
+| figure | `dd7479d` | `cfa7dad` | `73c6a47` | `feb73c3` (other machine) | target |
+|---|---|---|---|---|---|
+| 1 jobs/s ÷ no-op tasks/s | 53.2 ÷ 917 = 0.058 | 65.1 ÷ 1,070 = 0.061 | 88.5 ÷ 1,141 = 0.078 | 72.2 ÷ 1,430 = 0.050 | ≥ 0.25 |
+| 1 worker CPU per job | 18.2 ms | 15.9 ms | 11.8 ms | 12.1 ms | ≤ 8 ms |
+| 1 … of which above the libraries' floor | – | 10.8 ms | 6.8 ms | 7.8 ms (floor 4.3) | – |
+| 1 API · MariaDB · Redis CPU per job | 7.0 · 4.5 · 0.6 ms | 3.6 · 3.5 · 0.7 ms | 3.0 · 2.8 · 0.5 ms | 4.0 · 3.1 · 0.6 ms | report |
+| 2 at 200 at once ÷ the bound (worker CPU per job) | 0.304 (31.9 ms) | 0.362 (27.8 ms) | 0.429 (22.9 ms) | 0.354 (26.6 ms) | ≥ 0.60 |
+| 2 … its libraries' floor at 200 at once (ratio there) | – | – | 12.2 ms (0.82) | 9.7 ms (1.0) | – |
+| 2 at 500 at once ÷ the bound | 0.132 | 0.161 | 0.176 | 0.159 | report |
+| 3 submits/s ÷ bare `apply_async`/s | 279 ÷ 2,098 = 0.133 | 566 ÷ 2,803 = 0.202 | 584 ÷ 2,870 = 0.203 | 503 ÷ 3,310 = 0.152 | ≥ 0.5 |
+| 3 p50 / p99 at half the max rate | 8.1 / 18.5 ms | 5.2 / 11.0 ms | 4.1 / 7.3 ms | 6.5 / 17.7 ms | p99 ≤ 50 ms (met) |
+| 3 API CPU per submit | 5.3 ms | 2.4 ms | 2.3 ms | 2.8 ms | ≤ 2.5 ms |
+| 4 commit → SSE client, p50 / p99 | 8.7 / 17.5 ms | 6.2 / 10.0 ms | 6.6 / 14.6 ms | 8.5 / 22.0 ms | ≤ 5 / ≤ 25 ms (p99 met) |
+| 4 commit → long-poller, p50 / p99 | 9.5 / 19.0 ms | 6.2 / 10.3 ms | 6.7 / 15.8 ms | 9.3 / 21.0 ms | ≤ 5 / ≤ 25 ms (p99 met) |
 
-The no-op baseline moves between quiet runs (917–1,141 tasks/s), so the ratio
-understates the change: jobs/s rose 36 % since `cfa7dad` and 66 % since `dd7479d`,
-and the worker's CPU per job fell 26 % and 35 %.
+**The API's 2.8 ms per submit in this run is this run, not the code.** Nothing on the
+submit path changed in the fourth pass, and four alternating pairs of `bench.api_submit`
+right after it, on the same machine, gave `4f88c93` 2.2, 2.0, 2.7, 2.0 ms and `feb73c3`
+2.3, 2.3, 2.4, 2.2 ms (submits/s 623, 677, 508, 674 against 580, 604, 535, 610; load
+1.0–2.9, rising through the series): both within ≤ 2.5 ms in seven of the eight runs,
+and the difference inside the noise. The first figures of `make bench` run while the
+load average of the minutes before is still falling; on this machine that cost the
+API submit figure ≈ 0.5 ms.
 
-**The floors, measured in this run.**
+**The floors, measured in this run (their reasoning unchanged from the third pass).**
 
-- **Worker, one job at a time:** 5.0 ms per job (`bench/worker_floor.py`). These are the
-  calls a job cannot avoid, made bare in one process: 2 SDK streams replayed from the
-  job's own request bodies (0.85 ms each), the query in DuckDB (1.93 ms), 4 commits and
-  a read through PyMySQL (0.079 and 0.103 ms), 3 Redis publishes (0.053 ms) and
-  Celery's receive and acknowledge (0.78 ms, the no-op worker's CPU per task). The
-  worker spends 11.8 ms, so **6.8 ms per job is ours** (10.8 at `cfa7dad`). The
-  ≤ 8 ms target is above the floor, so the miss is ours.
-- **Worker, 200 jobs at once at a 1 s model (figure 2):** 12.2 ms per job
-  (`bench/conversations_floor.py`, new). The same unavoidable calls made bare by 200
-  threads in one process, released together: each model call costs 3.4–3.5 ms there
-  (a 1 s call arrives in ≈ 28 network reads, not 2; read raw with jiter, the cheaper
-  of that and `messages.stream` at 5.7–6.0 ms), and PyMySQL and redis-py cost 2–6×
-  their one-thread figures. At that floor one process would finish 82 jobs/s, a ratio
-  of **0.82: ≥ 0.60 is reachable on these libraries**. The worker spends 22.9 ms, so
-  10.7 ms per job at 200 at once is ours, and the miss is ours.
+- **Worker, one job at a time:** 4.3 ms per job (`bench/worker_floor.py`; 5.0 on the
+  third pass's machine): 2 SDK streams replayed from the job's own request bodies, the
+  query in DuckDB, 4 commits and a read through PyMySQL, 3 Redis publishes and
+  Celery's receive and acknowledge. The worker spends 12.1 ms, so **7.8 ms per job is
+  ours**, and the ≤ 8 ms target, above the floor, is missed by us.
+- **Worker, 200 jobs at once at a 1 s model (figure 2):** 9.7 ms per job
+  (`bench/conversations_floor.py`; 12.2 on the third pass's machine). At that floor one
+  process would finish ≈ 103 jobs/s, more than the 100 the latency allows: **≥ 0.60 is
+  reachable on these libraries**. The worker spends 26.6 ms, so 16.8 ms per job at 200
+  at once is ours, and the miss is ours.
 - **API:** 1.1 ms per request (`bench/api_floor.py`): a bare Flask view, under the API's
   own gunicorn settings, that commits one row and sends one Celery task. It reaches
-  **0.47** of the bare `apply_async` loop. So figure 3's ≥ 0.5 is out of reach for any
-  submit on these parts on this machine; that ratio is not ours to meet. The API
-  spends 2.3 ms per submit, 1.3 ms above the floor (authentication, the rate limit,
-  idempotency, the tenant checks, the `queued` event), within its ≤ 2.5 ms target.
-- **Figure 1 at the floors:** suppose the worker and the API ran at their floors
-  (5.0 + 1.1 ms), the offline model stayed at its 2.15 ms and the bench driver at its
-  1.87 ms, and MariaDB and Redis cost nothing. A job would still take 10.1 ms of the 2
-  cores: at most ≈ 198 jobs/s, a ratio of 0.17 against this run's 1,141 no-op tasks/s.
-  **≥ 0.25 cannot be met on 2 cores with these libraries.**
-- **Figure 4:** the p50 (6.6 ms against ≤ 5) is the same path as before (its section):
-  the worker's finishing transaction, the publish and the hub's wake-up, then one
-  gevent process answering ten clients one after another.
+  **0.39** of the bare `apply_async` loop in this run (0.47 in the third pass's). So
+  figure 3's ≥ 0.5 is out of reach for any submit on these parts on these machines;
+  that ratio is not ours to meet.
+- **Figure 1 at the floors:** with the worker and the API at their floors (4.3 + 1.1
+  ms), the offline model at its 2.35 ms and the bench driver at its 1.93 ms (this run),
+  and MariaDB and Redis at nothing, a job takes 9.7 ms of the 2 cores: at most ≈ 207
+  jobs/s, a ratio of 0.14 against this run's 1,430 no-op tasks/s (0.17 in the third
+  pass's run). **≥ 0.25 cannot be met on 2 cores with these libraries.**
+- **Figure 4:** the p50 is the same path as before (its section): the worker's
+  finishing transaction, the publish and the hub's wake-up, then one gevent process
+  answering ten clients one after another.
 
-**Issue 18, third pass (this run's tree against `a7450b1`, the end of the second).**
+**Issue 18, fourth pass (`feb73c3` against `4f88c93`, same machine, right after this
+run).** `python -m bench.worker_cpu --jobs 300 --threads 8 --rounds 2`, three
+alternating pairs at load 0.3–2.1, the worker process per job (two rounds each):
+`4f88c93` 6.77 / 5.90, 6.27 / 5.70, 7.33 / 6.33 ms; `feb73c3` 6.00 / 6.10, 6.07 / 5.37,
+6.37 / 6.57 ms (its SQL processes 2.9–3.2 ms in both). Medians 6.3 → 6.1 ms: the
+direction its author measured at load 5–18 (9.33 → 8.00 ms, four pairs), a smaller
+step on a quiet machine. `python -m bench.completion_notify`, three alternating pairs
+(SSE p50 `4f88c93` 8.8, 7.4, 6.6 ms; `feb73c3` 6.0, 6.7, 8.2 ms; long-poll the same
+way): no change shown; run to run the figure moves by more than the pass could save.
+What changed, each measured by its author:
+
+| change | measured |
+|---|---|
+| the worker's job writes run their prebuilt Core statements on the pooled connection's DBAPI cursor (`shared/driver_sql.py`): compiled once, the column types' bind and result processors, the same pool (pre-ping, recycle, reset), driver errors raised as the matching `DBAPIError` with disconnects invalidated, so the retry policies see what they saw | worker process 9.33 → 8.00 ms per job (medians of 4 alternating pairs, load 5–18); `JobStore.finish` alone 1.11 → 0.92 ms wall, 0.50 → 0.38 ms CPU (3 pairs); at 200 at once 15.6 → 14.5 ms (3 pairs, mixed) |
+| an event's data as clients receive it is rendered to JSON once per API process for every SSE stream and long-poll it wakes (`api/woken_answers.py`, a cachetools `LRUCache` bounded in characters); a long-poll answered by the wake-up yields once its bytes are written, before its connection's bookkeeping | per client, wake → bytes written: long-poll 0.39 → 0.18 ms, SSE 0.11 → 0.04 ms; the hub's read → the median client 1.66–2.12 → 1.20–1.52 ms of API CPU in 4 traced pairs; end to end (above) not shown apart from the noise |
+| the SQL guard's parse tree of a new statement comes from a statement prepared once on its parser connection, not a `SELECT json_serialize_sql(?)` planned per call | the guard per new statement 0.28 → 0.14 ms; not on figure 1's path (every bench job repeats one statement, which skips the guard) |
+
+Measured and not done in the fourth pass:
+- **One sender thread for every job's event batches** (a read's end hands the batch
+  over; one pipelined Redis trip carries ≈ 7 jobs' batches): the worker's own CPU at
+  200 at once −0.78 ms per job on average (lower in 11 of 15 in-process pairs), but
+  figure 2 itself came out lower with it in both of its runs (0.264 and 0.271 against
+  0.318 and 0.286). Not landed (branch `threads`, commit `59cffa8`).
+- **Where figure 2's 16.8 ms of ours goes:** GIL hand-offs are not it (the same bare
+  calls cost the same per call with 20 threads as with 200, 2.8–4.1 ms). Per read, our
+  own code (`SseSplitter`, the message builder, `flush_if_due`) is 2–3 % of the
+  profile; the rest of a read is httpx, httpcore and h11. The largest item that is
+  ours is the answer-text and thinking sends to Redis during the stream, ≈ 5 round
+  trips per job: switched off as an experiment, the worker's own CPU per job fell by
+  a quarter (17.9/15.8/13.8/16.2 → 13.2/11.7/12.5/11.2 ms). Fewer of them means later
+  `answer_delta`s for clients (a larger `SUNRISE_EVENT_FLUSH_MS`), a product decision
+  not taken here.
+- **The asyncio design**, prototyped bare at 200 calls at once with the SDK's async
+  client: 3.7–4.4 ms per call against 3.1–3.9 on threads; no cheaper, not built.
+- **GIL switch interval** 5 → 20 / 50 ms, **fewer, larger reads** (a 20–50 ms pause
+  before reading): inside the noise or worse.
+- **Fewer round trips in the finishing transaction** through PyMySQL's multi-statement
+  mode: it would need `CLIENT.MULTI_STATEMENTS` on every connection of the shared
+  engine; not done. `finish` is ≈ 0.9 ms of wall time now.
+- **The SQL process:** DuckDB is ≈ 70 % of its CPU (`perf`), Python 2.6 %; DuckDB
+  settings, the allocator, prepared statements for repeats, column-wise transfer,
+  Arrow and shared memory were measured and none paid. For a result over 25 rows the
+  summary query runs the statement a second time (the 224-row routes query: 4.6 ms
+  for its rows, 5.3 ms for the summary): the largest saving left for real questions,
+  not taken because computing the summary from fetched rows could differ from DuckDB's
+  own aggregates.
+
+**Issue 18, third pass (`73c6a47` against `a7450b1`, the end of the second; its machine).**
 `python -m bench.worker_cpu --jobs 300 --threads 8 --rounds 2`, the two trees
 alternating twice at load 4: the worker process 9.0–10.1 → 7.6–8.6 ms per job, its
 SQL processes 4.6–5.0 → 3.6–3.7 ms, together 13.6–15.1 → 11.2–12.2 ms (−17 %).
@@ -247,7 +297,17 @@ the SQL process's watchdog timer (a thread started and cancelled per query) is i
 largest cost after DuckDB: a reusable timer is the next saving there.
 """,
     "conversations_per_worker": """
-**Issue 18, third pass: the floor at this figure's own conditions** (this run;
+**Issue 18, fourth pass (this run, on another machine than the third pass's):** 0.354
+at 200 at once (26.6 ms of worker CPU per job) against a floor of 9.7 ms measured in
+the same run, so 16.8 ms per job is ours and ≥ 0.60 stays missed by us; 0.159 at 500.
+The fourth pass's findings here (figure 1's section): GIL hand-offs are not the cost
+(the bare calls cost the same per call at 20 threads as at 200); our per-read code is
+2–3 % of the profile; the answer-text and thinking sends to Redis during the stream
+are the largest item that is ours (≈ 5 round trips per job, a quarter of the worker's
+own CPU when switched off as an experiment); the asyncio design, prototyped, was no
+cheaper per call (3.7–4.4 against 3.1–3.9 ms).
+
+**Issue 18, third pass: the floor at this figure's own conditions** (its run;
 `bench/conversations_floor.py`, reported in the two rows after the CPU row). The
 figure misses ≥ 0.60 (0.429; the standing target in the table is 0.85) and the miss
 is ours: the calls a job cannot avoid, made bare by 200 threads in one process against
@@ -264,7 +324,8 @@ per job), mostly through figure 1's changes (fewer transactions and no row read 
 the statement plans in the SQL process, fewer publishes). The next steps are the ones
 the profile at 200 in flight shows: per-read work in `worker/message_events.py` and
 the SDK's httpx path, and the SQLAlchemy overhead per statement (figure 1's
-section); the many-conversations-on-one-asyncio-loop design was not tried.
+section); the many-conversations-on-one-asyncio-loop design was not tried (the
+fourth pass prototyped it, above).
 
 **Issue 18, second pass (worker).** Back to back on the loaded machine (load 12–14),
 `bench.run_all --only conversations_per_worker --no-profile`, the tree before this
@@ -421,7 +482,20 @@ met** on this machine. The clock starts at the job's `finished_at`, stamped insi
 the committing transaction, and stops when the bench driver's client thread has
 parsed the terminal event (SSE) or the long-poll's JSON answer.
 
-**Issue 18, third pass (this run):** SSE p50 / p99 6.6 / 14.6 ms, long-poll 6.7 /
+**Issue 18, fourth pass (this run, on another machine than the third pass's):** SSE
+p50 / p99 8.5 / 22.0 ms, long-poll 9.3 / 21.0 ms; p99 met, p50 missed. Three
+alternating pairs against `4f88c93` on this machine gave SSE p50 8.8, 7.4, 6.6 ms
+(before) and 6.0, 6.7, 8.2 ms (after): the pass's two API changes (each event's JSON
+rendered once per process for all the clients it wakes; a woken long-poll yields once
+its bytes are written) cut the API's CPU from the hub's read to the median client from
+1.7–2.1 to 1.2–1.5 ms in four traced pairs, and the worker's `finish` from 1.1 to
+0.9 ms of wall time, but run to run this figure moves by more than that. What is
+left is ours and where it was: the finishing transaction's five round trips, the
+publish and the hub's wake-up, and the ten answers of one gevent process (per
+long-poll now ≈ 0.07 ms of gunicorn's two sends and ≈ 0.08 ms of Flask's response
+and request close).
+
+**Issue 18, third pass:** SSE p50 / p99 6.6 / 14.6 ms, long-poll 6.7 /
 15.8 ms; p99 met, p50 still above 5 ms. The worker's finishing transaction no longer
 reads the job row back (its ≈ 40 columns), but it now also carries the last model
 call's `llm_calls` row (an INSERT … SELECT that is idempotent per round), so it is as
