@@ -9,7 +9,6 @@ from sqlalchemy.exc import DBAPIError
 from werkzeug.exceptions import HTTPException
 
 from shared.db_retry import is_unavailable
-
 from shared.errors import (
     BadRequest,
     Conflict,
