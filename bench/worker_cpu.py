@@ -72,7 +72,11 @@ def _profiled(runner, settings, jobs: int, threads: int) -> str:
     _run(runner, settings, jobs, threads, run=run_profiled)
     out = io.StringIO()
     stats = pstats.Stats(*profilers, stream=out)
-    stats.dump_stats(os.environ.get("WORKER_CPU_PSTATS", "/tmp/worker_cpu.pstats"))
+    # One file per run unless named: two runs at once (A/B trees) must not overwrite
+    # each other's profile.
+    path = os.environ.get("WORKER_CPU_PSTATS", f"/tmp/worker_cpu.{os.getpid()}.pstats")
+    stats.dump_stats(path)
+    print(f"profile written to {path}", file=out)
     stats.sort_stats("tottime").print_stats(40)
     stats.sort_stats("cumulative").print_stats("sunrise|worker|shared", 40)
     return out.getvalue()
