@@ -1,8 +1,9 @@
 """The streaming driver: one user turn, any number of tool rounds, one JSON answer.
 
 Each round it checks the boundary (cancel, deadline), streams one Messages API call
--- passing the answer text to subscribers as it is written and thinking summaries as
-each block ends -- and hands the reply to the turn's round step (``worker/turn.py``),
+-- passing thinking summaries to subscribers as each block ends and the answer text
+as it is written (read whenever the job's events are due to leave, and once the reply
+is complete) -- and hands the reply to the turn's round step (``worker/turn.py``),
 until the turn has its outcome.
 """
 from __future__ import annotations
@@ -67,23 +68,26 @@ class AgentLoop:
     def _stream(self):
         turn, round_no = self.turn, self.turn.round_no
         timeout = max(1.0, min(self.settings.llm_timeout_s, turn.time_left()))
-        every_s = self.settings.event_flush_ms / 1000  # the answer text, as its events
-        streamer = [AnswerStreamer(self.hooks.on_answer_delta, min_interval_s=every_s)]
+        streamer = [AnswerStreamer(self.hooks.on_answer_delta)]
 
         def on_text(text: str) -> None:
             streamer[0].feed(text)
 
+        def on_read() -> None:
+            self.hooks.on_stream_read(streamer[0].flush)
+
         def on_block_end(block: dict) -> None:
             if block.get("type") == "thinking" and block["thinking"].strip():
                 self.hooks.on_thinking(round_no, block["thinking"])
-            streamer[0].flush()
 
         def on_retry(_attempt: int, kind: str) -> None:
             turn.figures.llm_retries += 1
             self.hooks.on_llm_retry(round_no, kind)
-            # The reply restarts.
-            streamer[0] = AnswerStreamer(self.hooks.on_answer_delta, min_interval_s=every_s)
+            streamer[0] = AnswerStreamer(self.hooks.on_answer_delta)  # the reply restarts
 
-        return stream_message(self.client, turn.request(), timeout=timeout,
-                              on_text=on_text, on_block_end=on_block_end,
-                              on_read=self.hooks.on_stream_read, on_retry=on_retry).message
+        message = stream_message(self.client, turn.request(), timeout=timeout,
+                                 on_text=on_text, on_block_end=on_block_end,
+                                 on_read=on_read, on_retry=on_retry).message
+        # The answer's last words: they travel with the round's next event.
+        streamer[0].flush()
+        return message

@@ -6,12 +6,14 @@ that nobody needs the instant they happen -- an LLM call's usage, a thinking
 summary, the answer as it grows -- wait for the next event that matters, or for the
 end of a network read of the model's stream once the job's last round trip is
 ``flush_every_s`` old (``flush_if_due``), then travel together in one round trip
-(``EventLog.publish_many``). So streamed answer text leaves at most once per period,
-not with every read that produced some, and a reply read within the period after the
-previous trip (a fast model) goes out with its round's ``llm_call`` and the next
-event. Each ``answer_delta`` carries the whole answer so far, so of several waiting in
-a row only the newest is sent: clients get the same text, every character of it, in
-order.
+(``EventLog.publish_many``). The answer text is read out of the reply only then
+(``flush_if_due``'s ``before``), so it leaves at most once per period, as the newest
+text there is, and a trip whose text would be no newer than the last is never made.
+The read that completes a reply sends nothing: what it brought goes with the round's
+``llm_call`` and the next event, a few milliseconds later (a fast model's whole
+reply, or the last words of a slow one's). Each ``answer_delta`` carries the whole
+answer so far, so of several waiting in a row only the newest is sent: clients get
+the same text, every character of it, in order.
 """
 from __future__ import annotations
 
@@ -41,8 +43,8 @@ class NullSink:
     def flush(self, object_id: str) -> None:
         return None
 
-    def flush_if_due(self, object_id: str) -> None:
-        return None
+    def flush_if_due(self, object_id: str, before: Callable[[], None] | None = None) -> None:
+        return None  # nobody listens: the answer text is not even read
 
 
 class BestEffortSink:
@@ -62,8 +64,9 @@ class BestEffortSink:
     def flush(self, object_id: str) -> None:
         return None
 
-    def flush_if_due(self, object_id: str) -> None:
-        return None
+    def flush_if_due(self, object_id: str, before: Callable[[], None] | None = None) -> None:
+        if before is not None:  # every event goes out as it comes
+            before()
 
 
 class BatchingSink:
@@ -92,16 +95,19 @@ class BatchingSink:
                 held.append((event, data))
         return None if event in HELD else self.flush(object_id)
 
-    def flush_if_due(self, object_id: str) -> Any:
-        """At the end of a read of the model's stream: send what ``object_id`` holds if
-        its last round trip is ``flush_every_s`` old, else keep holding it. The last
-        stream id, or None."""
-        if object_id not in self._held:  # most reads: nothing waits (a tool round)
+    def flush_if_due(self, object_id: str, before: Callable[[], None] | None = None) -> Any:
+        """At the end of a read of the model's stream: if ``object_id``'s last round trip
+        is ``flush_every_s`` old, call ``before()`` (which may publish, e.g. the answer
+        text so far) and send what the job holds; else keep holding it. The last stream
+        id, or None."""
+        if before is None and object_id not in self._held:  # nothing waits (a tool round)
             return None
         sent_at = self._sent_at.get(object_id)
         if sent_at is not None and self._clock() - sent_at < self.flush_every_s:
             return None
-        return self.flush(object_id)
+        if before is not None:
+            before()
+        return self.flush(object_id) if object_id in self._held else None
 
     def flush(self, object_id: str) -> Any:
         """Send what ``object_id`` has held; the last stream id, or None."""

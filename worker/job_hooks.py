@@ -14,6 +14,7 @@ can lose is said in ``worker.job_store.UnwrittenTrace``.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from shared.logging_setup import set_log_field
@@ -63,8 +64,8 @@ class JobHooks:
     def on_answer_delta(self, text: str) -> None:
         self.events.publish(self.job.id, "answer_delta", {"text": text})
 
-    def on_stream_read(self) -> None:
-        self.events.flush_if_due(self.job.id)
+    def on_stream_read(self, publish_answer: Callable[[], None]) -> None:
+        self.events.flush_if_due(self.job.id, publish_answer)
 
     def cancel_requested(self) -> bool:
         """Asked at each round boundary: the round's rows are stored and the flag read in

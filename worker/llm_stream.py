@@ -54,7 +54,7 @@ def stream_message(
 ) -> StreamResult:
     """Stream one reply: ``on_text`` gets each piece of answer text as it arrives,
     ``on_block_end`` each content block (a dict) once complete, ``on_read()`` comes
-    after the events of each network read.
+    after the events of each network read until one completes the reply.
 
     ``on_retry(n, error_type)`` is called before the n-th retry; the events of the
     broken attempt have been fed already, so a consumer restarts its view of the

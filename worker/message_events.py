@@ -90,6 +90,7 @@ class MessageBuilder:
         self.on_text = on_text
         self.on_block_end = on_block_end
         self.snapshot: dict | None = None
+        self.complete = False  # the message_delta is in: only message_stop follows
         self._json: dict[int, bytes] = {}  # tool input pieces, by block index
 
     def feed(self, name: str | None, data: dict) -> None:
@@ -111,6 +112,7 @@ class MessageBuilder:
             self.on_block_end(content[index])
         elif name == "message_delta":
             self._message_delta(data)
+            self.complete = True
 
     def _delta(self, index: int, block: dict, delta: dict) -> None:
         kind, block_type = delta.get("type"), block.get("type")
@@ -168,7 +170,9 @@ def read_message(client: anthropic.Anthropic, response: httpx.Response,
                  builder: MessageBuilder,
                  on_read: Callable[[], None] = lambda: None) -> anthropic.types.Message:
     """Feed the events of a streaming ``response`` to ``builder``; the final message.
-    ``on_read`` is called once the events of each network read are fed.
+    ``on_read`` is called once the events of each network read are fed, until a read
+    completes the reply: what that read brought belongs with what the caller does
+    with the whole reply, a moment later.
 
     An ``error`` event raises the SDK's status error for it (status 200: the stream
     had started), exactly as the SDK's own stream does.
@@ -176,7 +180,8 @@ def read_message(client: anthropic.Anthropic, response: httpx.Response,
     splitter = SseSplitter()
     for chunk in response.iter_bytes():
         _feed(client, response, builder, splitter.feed(chunk))
-        on_read()
+        if not builder.complete:
+            on_read()
     _feed(client, response, builder, splitter.end())
     return builder.message()
 

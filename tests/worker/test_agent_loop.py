@@ -5,10 +5,13 @@ log shows was sent, and by what the job row records.
 """
 from __future__ import annotations
 
+import itertools
 import json
 
 import pytest
 
+from shared.events import EventLog, id_order
+from shared.redis_client import redis_for
 from tests.utils.jobs import (
     create_job,
     entries_with,
@@ -332,3 +335,29 @@ def test_a_huge_error_message_is_cut_for_the_model_and_the_job_goes_on(runner, s
     assert result["content"].endswith("more characters cut]")
     (stored,) = tool_calls(settings, job["job_id"])
     assert stored.is_error and stored.error == result["content"].removeprefix("error: ")
+
+
+def test_a_slow_models_answer_grows_once_a_period_and_ends_whole(runner, settings, fake_llm):
+    """While the model writes, the answer text leaves at most once per
+    SUNRISE_EVENT_FLUSH_MS, each time all of it so far; its last words arrive with the
+    end at the latest, and the terminal event is last."""
+    text = " ".join(f"word{i}" for i in range(150))
+    tag = fake_llm.scenario("paced-answer", [
+        {"tool_calls": [{"sql": "SELECT count(*) AS n FROM flights"}]},
+        {"thinking": "Enough.", "text": answer(text)},
+    ])
+    fake_llm.latency(1200)  # spread over the reply's deltas, as a real model writes
+    job_id, _ = create_job(settings, f"{tag} count them")
+    runner.run(job_id)
+    events = EventLog(redis_for(settings.redis_url)).read(job_id)
+    deltas = [e for e in events if e.event == "answer_delta"]
+    texts = [e.data["text"] for e in deltas]
+    assert len(texts) >= 3, texts
+    assert all(b.startswith(a) and len(b) > len(a) for a, b in itertools.pairwise(texts))
+    assert texts[-1] == text
+    # The last may ride with the end, which waits for no period.
+    sent_ms = [id_order(e.id)[0] for e in deltas[:-1]]
+    gaps = [b - a for a, b in itertools.pairwise(sent_ms)]
+    assert all(gap >= settings.event_flush_ms * 0.9 for gap in gaps), sent_ms
+    assert events[-1].event == "succeeded"
+    assert events[-1].data["result"]["answer_text"] == text

@@ -107,6 +107,22 @@ def test_offline_model_streams_read_as_the_sdk_reads_them(fake_llm, fake_llm_ser
         assert ours[2][0]["type"] == "thinking" and ours[2][0]["thinking"]
 
 
+def test_reads_are_reported_until_one_completes_the_reply(fake_llm, fake_llm_server):
+    """What the completing read brought goes with the caller's handling of the whole
+    reply, so no read's end is reported after the message_delta."""
+    marker = fake_llm.scenario("paced", OFFLINE_TURNS["thinking and text"])
+    fake_llm.latency(200)  # spread over the deltas: many reads
+    request = {**REQUEST, "messages": [{"role": "user", "content": f"{marker} hi"}]}
+    builder, stop_reasons = MessageBuilder(), []
+    with anthropic.Anthropic(base_url=fake_llm_server.base_url, api_key="test",
+                             max_retries=0) as client, \
+            client.messages.with_streaming_response.create(**request, stream=True) as resp:
+        message = read_message(client, resp.http_response, builder,
+                               lambda: stop_reasons.append(builder.snapshot.get("stop_reason")))
+    assert len(stop_reasons) >= 2 and set(stop_reasons) == {None}, stop_reasons
+    assert message.stop_reason == "end_turn"
+
+
 def test_a_mid_stream_error_raises_the_sdks_error(fake_llm, fake_llm_server):
     fake_llm.fault("stream_error", count=2)
     with anthropic.Anthropic(base_url=fake_llm_server.base_url, api_key="test",
