@@ -42,6 +42,9 @@ _SMALL_TYPES = _NUMERIC_TYPES | frozenset({
 })
 _SMALL_VALUE_CHARS = 24  # the size estimate of one of those
 _STATS_PER_COLUMN = 5  # count, total, min, max, avg
+# How many byte budgets of rendered text the rows listed by ``one_pass_sql`` may reach
+# before the list is cut at the budget inside DuckDB (32 MB at the default 2 MB).
+LIST_BUDGETS = 16
 # Hex digits of a blob that fit in a cell after the leading "\x".
 _BLOB_BYTES = MAX_CELL_CHARS // 2
 
@@ -73,21 +76,63 @@ def bounded_rows_sql(inner_sql: str, types: Sequence[str], limit: int) -> Bounde
     """The query fetching at most ``limit`` rows of ``inner_sql`` (already guarded: one
     SELECT, no trailing ``;`` or comment), each cell cut to what a cell can show; its
     first ``MAX_COLUMNS`` columns only. See the module doc."""
-    select, sizes, kinds = [], [], []
+    select, size, kinds, _widest = _bounded_select(types)
+    sql = (f"SELECT {', '.join(select)}, {size} AS _size\nFROM (\n{inner_sql}\n) AS "
+           f"t({_aliases(len(types))})\nLIMIT {int(limit)}")
+    return BoundedQuery(sql, kinds)
+
+
+def one_pass_sql(inner_sql: str, columns: Sequence[str], types: Sequence[str], limit: int,
+                 max_bytes: int) -> BoundedQuery:
+    """One query running ``inner_sql`` once for both the rows and the summary.
+
+    Its single row is ``summary_sql``'s (read it with ``read_summary``) plus a last
+    value: the list of the first ``limit`` rows ``bounded_rows_sql`` would fetch, in the
+    same order, each a tuple that ``decode`` reads; the caller stops at ``max_bytes`` as
+    it does fetching them. ``row_number() OVER ()`` numbers the rows in the order the
+    statement gives them (a streaming window: nothing is held), and ``list(... ORDER BY
+    _n)`` keeps that order whatever threads the aggregate runs on. A row past ``limit``
+    is counted and summarised but never built (``CASE``). When ``limit`` rows could
+    render to more than ``LIST_BUDGETS`` times ``max_bytes``, the list also stops at the
+    row whose running size passes ``max_bytes`` (a second streaming window), so it stays
+    small however wide the rows; otherwise that window, about 1 ms of planning, is left
+    out.
+    """
+    select, size, kinds, widest = _bounded_select(types)
+    first = f"_n <= {int(limit)}"
+    kept, source = first, (f"SELECT *, row_number() OVER () AS _n\n"
+                           f"FROM (\n{inner_sql}\n) AS t({_aliases(len(types))})")
+    if int(limit) * widest > LIST_BUDGETS * int(max_bytes):
+        kept = f"{first} AND (_n = 1 OR _upto <= {int(max_bytes)})"
+        source = (f"SELECT *, sum(CASE WHEN {first} THEN {size} END) "
+                  f"OVER (ROWS UNBOUNDED PRECEDING) AS _upto\nFROM ({source})")
+    sql = (f"SELECT {', '.join(_summary_select(columns, types))}, "
+           f"list(CASE WHEN {first} THEN row({', '.join(select)}, {size}) END ORDER BY _n) "
+           f"FILTER (WHERE {kept})\nFROM ({source})")
+    return BoundedQuery(sql, kinds)
+
+
+def _bounded_select(types: Sequence[str]) -> tuple[list[str], str, tuple[str, ...], int]:
+    """``(select list, rendered size expression, kinds, largest size)`` of the bounded
+    cells of the first ``MAX_COLUMNS`` columns ``c0, c1, ...`` (see the module doc)."""
+    select, sizes, kinds, widest = [], [], [], 0
     for index, type_name in enumerate(types[:MAX_COLUMNS]):
         col, base = f"c{index}", _base_type(type_name)
         if base in _SMALL_TYPES:
             select.append(col)
             sizes.append(str(_SMALL_VALUE_CHARS))
             kinds.append("as is")
+            widest += _SMALL_VALUE_CHARS
         elif base in _TEXT_TYPES:
             select.append(f"left({col}, {MAX_CELL_CHARS + 1})")
             sizes.append(f"coalesce(length(left({col}, {MAX_CELL_CHARS + 1})), 0)")
             kinds.append("as is")
+            widest += MAX_CELL_CHARS + 1
         elif base == "BLOB":
             select.append(f"{col}[1:{_BLOB_BYTES}]")
             sizes.append(f"coalesce(2 * octet_length({col}[1:{_BLOB_BYTES}]), 0)")
             kinds.append("as is")
+            widest += 2 * _BLOB_BYTES
         else:  # nested, JSON, ENUM, BIT, BIGNUM... : anything of unknown length
             text = f"CAST({col} AS VARCHAR)"
             short = f"strlen({text}) <= {MAX_CELL_CHARS}"
@@ -95,10 +140,8 @@ def bounded_rows_sql(inner_sql: str, types: Sequence[str], limit: int) -> Bounde
                        f"CASE WHEN NOT ({short}) THEN left({text}, {MAX_CELL_CHARS + 1}) END"]
             sizes.append(f"coalesce(least(strlen({text}), {MAX_CELL_CHARS + 1}), 0)")
             kinds.append("value or text")
-    select.append(f"{' + '.join(sizes) or '0'} AS _size")
-    sql = (f"SELECT {', '.join(select)}\nFROM (\n{inner_sql}\n) AS t({_aliases(len(types))})"
-           f"\nLIMIT {int(limit)}")
-    return BoundedQuery(sql, tuple(kinds))
+            widest += MAX_CELL_CHARS + 1
+    return select, " + ".join(sizes) or "0", tuple(kinds), widest
 
 
 def summary_candidates(columns: Sequence[str], types: Sequence[str]) -> list[tuple[int, str, str]]:
@@ -128,13 +171,19 @@ def summary_sql(inner_sql: str, columns: Sequence[str], types: Sequence[str]) ->
     average; VARCHAR columns are measured through ``TRY_CAST(... AS DOUBLE)``.
     Decode it with ``read_summary``.
     """
+    # The newlines keep a trailing line comment in inner_sql from eating the ")".
+    return (f"SELECT {', '.join(_summary_select(columns, types))}\nFROM (\n{inner_sql}\n) AS "
+            f"t({_aliases(len(columns))})")
+
+
+def _summary_select(columns: Sequence[str], types: Sequence[str]) -> list[str]:
+    """``count(*)``, then count, sum, min, max and average of each summary candidate."""
     select = ["count(*)"]
     for index, _name, base in summary_candidates(columns, types):
         expr = f"TRY_CAST(c{index} AS DOUBLE)" if base in _TEXT_TYPES else f"c{index}"
         total = f"sum(CAST({expr} AS DOUBLE))" if base in _SUM_AS_DOUBLE else f"sum({expr})"
         select += [f"count({expr})", total, f"min({expr})", f"max({expr})", f"avg({expr})"]
-    # The newlines keep a trailing line comment in inner_sql from eating the ")".
-    return f"SELECT {', '.join(select)}\nFROM (\n{inner_sql}\n) AS t({_aliases(len(columns))})"
+    return select
 
 
 def read_summary(

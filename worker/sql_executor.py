@@ -31,6 +31,9 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
+from collections.abc import Iterable
+from dataclasses import replace
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -38,9 +41,10 @@ import duckdb
 
 from worker.query_result import MAX_COLUMNS, SHOWN_ROWS, QueryResult
 from worker.query_watchdog import QueryWatchdog
-from worker.result_sql import bounded_rows_sql, read_summary, summary_sql
+from worker.result_sql import bounded_rows_sql, one_pass_sql, read_summary, summary_sql
 from worker.sql_guard import SqlRefused, check_single_read_statement
 from worker.sql_plans import StatementPlan, StatementPlans
+from worker.sql_shape import repeats_cheaply
 
 logger = logging.getLogger(__name__)
 
@@ -112,7 +116,7 @@ class DuckDbExecutor:
             watchdog.arm(cursor, budget_s)
             if plan is None:
                 plan = self._plan(cursor, sql, cleaned)
-            return self._execute(cursor, watchdog, plan, started, tag)
+            return self._execute(cursor, watchdog, sql, plan, started, tag)
         except Exception as exc:  # the tool boundary: report, don't raise
             if watchdog.fired:
                 message = timeout_message(budget_s if limit_s is None else limit_s)
@@ -135,19 +139,33 @@ class DuckDbExecutor:
         columns = tuple(str(name) for name in relation.columns)
         types = tuple(str(kind) for kind in relation.types)
         limit = max(SHOWN_ROWS, self.chart_row_limit) + 1
-        plan = StatementPlan(cleaned, columns, types, bounded_rows_sql(cleaned, types, limit))
+        # Rows and summary in one run, unless a second run costs little (worker/sql_shape.py).
+        once = None if repeats_cheaply(cleaned) else one_pass_sql(
+            cleaned, columns, types, limit, self.result_max_bytes)
+        plan = StatementPlan(cleaned, columns, types, bounded_rows_sql(cleaned, types, limit),
+                             once)
         self._plans.put(text, plan)
         return plan
 
-    def _execute(self, cursor: Any, watchdog: QueryWatchdog, plan: StatementPlan,
+    def _execute(self, cursor: Any, watchdog: QueryWatchdog, text: str, plan: StatementPlan,
                  started: float, tag: str) -> QueryResult:
         sql, all_columns, all_types = plan.sql, list(plan.columns), list(plan.types)
         columns, types = all_columns[:MAX_COLUMNS], all_types[:MAX_COLUMNS]
-        rows, complete = self._fetch_bounded(cursor, plan.bounded, len(columns))
-        total_rows, summary = len(rows), None
-        if len(rows) > SHOWN_ROWS or not complete:
+        once = self._run_once(cursor, watchdog, plan, tag) if plan.one_pass else None
+        if once is not None:
+            rows, complete, total_rows, summary = once
+        else:
+            rows, complete = self._fetch_bounded(cursor, plan.bounded, len(columns))
+            total_rows, summary = len(rows), None
+        if len(rows) <= SHOWN_ROWS and complete:
+            total_rows, summary = len(rows), None
+        elif once is None:
             total_rows, summary = self._summarise(cursor, watchdog, sql, all_columns,
                                                   all_types, tag)
+        if plan.one_pass is not None and (once is None or total_rows <= SHOWN_ROWS):
+            # Sent again, it runs the two-query way: its result needs no summary (the one
+            # query would cost it 2-3 ms more than its rows alone), or DuckDB refused it.
+            self._plans.put(text, replace(plan, one_pass=None))
         watchdog.check()
         kept = rows[: self.chart_row_limit]
         ms = _ms_since(started)
@@ -155,20 +173,44 @@ class DuckDbExecutor:
         return QueryResult(sql, columns, kept, total_rows, False, None, ms, types, summary,
                            len(all_columns))
 
+    def _run_once(self, cursor: Any, watchdog: QueryWatchdog, plan: StatementPlan,
+                  tag: str) -> tuple[list[tuple], bool, int, list] | None:
+        """``(rows, complete, total rows, summary)`` from the one query that runs the
+        statement once (``result_sql.one_pass_sql``): the rows ``_fetch_bounded`` would
+        fetch, and what ``_summarise`` would say. ``None`` if DuckDB refused it (e.g. a
+        sum overflowing): the caller then goes the two-query way, which says what it says."""
+        try:
+            row = cursor.execute(plan.one_pass.sql).fetchone()
+        except duckdb.Error as exc:
+            if watchdog.fired:
+                raise
+            logger.info("%s one-pass query failed (%s); running rows and summary apart", tag,
+                        str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+            return None
+        rows, complete = self._within_budget(plan.one_pass, row[-1] or ())
+        total_rows, summary = read_summary(plan.columns, plan.types, row[:-1])
+        fetchable = min(total_rows, max(SHOWN_ROWS, self.chart_row_limit) + 1)
+        return rows, complete and len(rows) == fetchable, total_rows, summary
+
     def _fetch_bounded(self, cursor: Any, bounded: Any, columns: int) -> tuple[list[tuple], bool]:
         """Rows of the bounded query until its end (``complete``) or until their rendered
         size passes ``result_max_bytes``."""
         cursor.execute(bounded.sql)
         per_fetch = max(1, min(1000, _FETCH_CHARS // max(1, columns * 1001)))
+        return self._within_budget(bounded, chain.from_iterable(
+            iter(lambda: cursor.fetchmany(per_fetch), [])))
+
+    def _within_budget(self, bounded: Any, raw_rows: Iterable[Any]) -> tuple[list[tuple], bool]:
+        """The decoded ``raw_rows`` up to the one whose running rendered size passes
+        ``result_max_bytes`` (the first always comes), and whether all of them came."""
         rows: list[tuple] = []
         size = 0
-        while chunk := cursor.fetchmany(per_fetch):
-            for raw in chunk:
-                values, row_size = bounded.decode(raw)
-                size += row_size
-                if size > self.result_max_bytes and rows:
-                    return rows, False
-                rows.append(values)
+        for raw in raw_rows:
+            values, row_size = bounded.decode(raw)
+            size += row_size
+            if size > self.result_max_bytes and rows:
+                return rows, False
+            rows.append(values)
         return rows, True
 
     def _summarise(self, cursor: Any, watchdog: QueryWatchdog, sql: str, columns: list[str],

@@ -133,12 +133,12 @@ def _check_text(sql: str) -> None:
 
 def _check_tree(statement: str) -> None:
     """Refuse a read statement whose parse tree writes or reads host metadata."""
-    tree = _parse_tree(statement)
+    tree = parse_tree(statement)
     if tree.get("error"):
         # The statement parsed above; a tree DuckDB cannot serialise cannot be checked.
         raise SqlRefused(f"the SQL could not be checked: {tree.get('error_message')}; "
                          f"{ALLOWED_HINT}")
-    for node in _walk(tree.get("statements", [])):
+    for node in walk(tree.get("statements", [])):
         node_type = node.get("type")
         if isinstance(node_type, str) and node_type.endswith("_NODE") \
                 and node_type not in _READ_NODES:
@@ -164,7 +164,8 @@ def _named_object(node: dict[str, Any]) -> str | None:
     return None
 
 
-def _walk(value: Any) -> Iterator[dict[str, Any]]:
+def walk(value: Any) -> Iterator[dict[str, Any]]:
+    """Every dict inside ``value`` (a parse tree or part of one), ``value`` first if a dict."""
     stack = [value]
     while stack:
         item = stack.pop()
@@ -175,7 +176,9 @@ def _walk(value: Any) -> Iterator[dict[str, Any]]:
             stack.extend(item)
 
 
-def _parse_tree(statement: str) -> dict[str, Any]:
+def parse_tree(statement: str) -> dict[str, Any]:
+    """DuckDB's parse tree of ``statement`` (``json_serialize_sql``; ``"error": true`` and
+    a message if it has none), from a private in-memory parser. Thread-safe."""
     with _PARSER_LOCK:
         global _PARSER
         if _PARSER is None:

@@ -25,15 +25,17 @@ MAX_PLAN_CHARS = 1_000_000
 @dataclass(frozen=True)
 class StatementPlan:
     """A statement as the guard cleaned it (``sql``), the names and DuckDB types of all its
-    columns, and the bounded query that fetches its rows (``worker/result_sql.py``)."""
+    columns, the bounded query that fetches its rows and, if the statement is to run
+    once for its rows and its summary, the query doing both (``worker/result_sql.py``)."""
 
     sql: str
     columns: tuple[str, ...]
     types: tuple[str, ...]
     bounded: BoundedQuery
+    one_pass: BoundedQuery | None = None
 
     def chars(self) -> int:
-        return len(self.sql) + len(self.bounded.sql)
+        return len(self.sql) + len(self.bounded.sql) + len(getattr(self.one_pass, "sql", ""))
 
 
 class StatementPlans:

@@ -5,7 +5,7 @@ import json
 import duckdb
 import pytest
 
-from worker.sql_guard import SqlRefused, _parse_tree, check_single_read_statement
+from worker.sql_guard import SqlRefused, check_single_read_statement, parse_tree
 
 
 @pytest.mark.parametrize("sql", [
@@ -177,4 +177,4 @@ def test_the_statement_reaches_the_parse_tree_whole(sql):
     # The tree is asked for through a prepared statement that takes the text as a string
     # literal: quotes, backslashes and NUL must not change what the guard reads.
     reference = duckdb.connect().execute("SELECT json_serialize_sql(?)", [sql]).fetchone()[0]
-    assert _parse_tree(sql) == json.loads(reference)
+    assert parse_tree(sql) == json.loads(reference)
