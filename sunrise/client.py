@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import time
 from collections.abc import Iterator, Sequence
@@ -25,6 +26,10 @@ import httpx
 TERMINAL = ("succeeded", "failed", "cancelled")
 DATASET_TERMINAL = ("ready", "failed")
 MAX_WAIT_S = 30.0  # the server's long-poll ceiling
+
+# Loading the CA bundle costs ~50 ms of CPU: httpx does it for every new client, even one
+# that only speaks plain HTTP. One context (thread-safe) serves every client here.
+_tls_context = functools.cache(httpx.create_ssl_context)
 
 
 class ApiError(Exception):
@@ -49,7 +54,8 @@ class SunriseClient:
     def __init__(self, base_url: str, api_key: str | None = None, *, timeout: float = 40.0):
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         # The default read timeout outlasts the longest long-poll (30 s).
-        self.http = httpx.Client(base_url=base_url, headers=headers, timeout=timeout)
+        self.http = httpx.Client(base_url=base_url, headers=headers, timeout=timeout,
+                                 verify=_tls_context())
 
     def close(self) -> None:
         self.http.close()
