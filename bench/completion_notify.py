@@ -11,8 +11,13 @@ One private stack (bench/stack.py): the offline model at 100 ms per call, the AP
 under gunicorn (gevent, one worker process) and one Celery worker. Jobs run one after
 another; each is committed but held back from the broker until its ``streams`` SSE
 subscribers have their ``queued`` event and its ``pollers`` long-pollers have had time
-to arrive (a sample whose client connected after the commit is discarded and counted). Waiting clients sit on the API's event hub, so the figure covers the whole
-path: commit, publish, the hub's read, its hand-off, the HTTP write.
+to arrive (a sample whose client connected after the commit is discarded and counted).
+Waiting clients sit on the API's event hub, so the figure covers the whole path:
+commit, publish, the hub's read, its hand-off, the HTTP write.
+
+In the same run the same clients wait on the floor (bench/notify_floor.py): a bare
+commit and XADD, served by a bare Flask app under the same gunicorn settings. Its two
+rows say how much of the figure is ours and how much any such path costs here.
 
     python -m bench.completion_notify [--smoke]
 """
@@ -22,11 +27,12 @@ import datetime as dt
 import json
 import os
 import sys
-import threading
-import time
+import uuid
 
+from bench import notify_floor
 from bench.figures import CpuMeter, cpu_rows, percentile, result, row
 from bench.stack import Stack
+from bench.waiting_clients import delays_after, wait_for_end
 from shared.celery_factory import make_celery
 from shared.db import session_factory, session_scope
 from shared.enqueue import enqueue_jobs
@@ -34,14 +40,12 @@ from shared.events import EventLog
 from shared.job_state import create_job
 from shared.job_view import job_to_dict
 from shared.keys import tenant_for_key
-from sunrise.client import TERMINAL, SunriseClient
+from sunrise.client import SunriseClient
 
 QUESTION = "How many flights did each carrier fly?"
 LLM_LATENCY_MS = 100
 FULL = {"jobs": 40, "streams": 5, "pollers": 5}
 SMOKE = {"jobs": 4, "streams": 2, "pollers": 2}
-# Long-pollers give no sign that they are waiting; this is ample for them to arrive.
-POLLERS_SETTLE_S = 0.3
 
 
 def run(smoke: bool = False) -> dict:
@@ -71,9 +75,8 @@ def run(smoke: bool = False) -> dict:
                         samples[kind] += values
         finally:
             celery.close()
-    figures = {f"{kind}_{name}_ms": round(percentile(values, pct), 1)
-               for kind, values in samples.items() if values
-               for name, pct in (("p50", 50), ("p99", 99))}
+        floor = _floor(stack, key, plan)
+    figures = _figures(samples)
     targets = {"p50": 5.0, "p99": 25.0}  # the benchmark issue's targets, in ms
     rows = [row("4 completion notify", f"worker commit → {label}, {name}",
                 f"{figures[key]:.1f} ms" if key in figures else "no sample",
@@ -87,7 +90,9 @@ def run(smoke: bool = False) -> dict:
     cpu = meter.per_item_ms(plan["jobs"])
     rows += cpu_rows("4 completion notify", cpu,
                      f"job with {plan['streams'] + plan['pollers']} waiting clients")
+    rows += _floor_rows(figures, floor["figures"], plan["streams"] + plan["pollers"])
     return result("completion_notify", smoke, rows, figures=figures, cpu_ms_per_job=cpu,
+                  floor=floor,
                   samples={kind: len(values) for kind, values in samples.items()},
                   discarded_late_clients=discarded, llm_latency_ms=LLM_LATENCY_MS,
                   load_average_1m=round(os.getloadavg()[0], 2), **plan)
@@ -111,49 +116,70 @@ def _one_job(stack: Stack, celery, base_url: str, key: str, streams: int,
              pollers: int) -> tuple[dict[str, list[float]], int]:
     """One job with its waiting clients; their delays after the commit (ms)."""
     job_id = _held_job(stack, key)
-    arrivals: list[tuple[str, float, float]] = []  # (kind, connected at, received at)
-    lock = threading.Lock()
-    subscribed = threading.Semaphore(0)
-
-    def subscriber() -> None:
-        with SunriseClient(base_url, key) as own:
-            connected = time.time()
-            for event in own.stream(job_id, timeout=120):
-                if event.event == "queued":
-                    subscribed.release()
-                elif event.event in TERMINAL:
-                    with lock:
-                        arrivals.append(("sse", connected, time.time()))
-
-    def poller() -> None:
-        with SunriseClient(base_url, key) as own:
-            connected = time.time()
-            job = own.get(job_id, wait=30)
-            received = time.time()
-            if job["status"] in TERMINAL:
-                with lock:
-                    arrivals.append(("long_poll", connected, received))
-
-    threads = [threading.Thread(target=subscriber) for _ in range(streams)]
-    threads += [threading.Thread(target=poller) for _ in range(pollers)]
-    for t in threads:
-        t.start()
-    for _ in range(streams):
-        subscribed.acquire(timeout=30)
-    time.sleep(POLLERS_SETTLE_S)
-    enqueue_jobs(celery, session_factory(stack.settings.database_url), [job_id])
-    for t in threads:
-        t.join(150)
+    arrivals = wait_for_end(base_url, key, job_id, streams, pollers, lambda: enqueue_jobs(
+        celery, session_factory(stack.settings.database_url), [job_id]))
     with SunriseClient(base_url, key) as client:
         committed = _epoch(client.get(job_id)["finished_at"])
-    got: dict[str, list[float]] = {"sse": [], "long_poll": []}
-    late = 0
-    for kind, connected, received in arrivals:
-        if connected > committed:
-            late += 1
-        else:
-            got[kind].append((received - committed) * 1000)
-    return got, late
+    return delays_after(arrivals, committed)
+
+
+def _floor(stack: Stack, key: str, plan: dict) -> dict:
+    """The same waiting clients and timing against the bare floor (bench/notify_floor.py):
+    its commit, XADD and gunicorn/gevent Flask app, one object after another."""
+    engine = notify_floor.prepare(stack.settings.database_url)
+    events = stack.redis()
+    server, base_url = stack.start_gunicorn("notify-floor", "bench.notify_floor:create_app()",
+                                            workers=1)
+
+    def one(object_id: str) -> tuple[dict[str, list[float]], int]:
+        notify_floor.hold(engine, events, object_id)
+        committed: list[float] = []
+        arrivals = wait_for_end(base_url, key, object_id, plan["streams"], plan["pollers"],
+                                lambda: committed.append(
+                                    notify_floor.finish(engine, events, object_id)))
+        events.delete(notify_floor.stream_key(object_id))
+        return delays_after(arrivals, committed[0])
+
+    samples: dict[str, list[float]] = {"sse": [], "long_poll": []}
+    discarded = 0
+    try:
+        one(str(uuid.uuid4()))  # warm-up: the server's imports, pools, connections
+        meter = CpuMeter({"api": server})
+        with meter.span():
+            for _ in range(plan["jobs"]):
+                got, late = one(str(uuid.uuid4()))
+                discarded += late
+                for kind, values in got.items():
+                    samples[kind] += values
+    finally:
+        server.stop()
+        engine.dispose()
+    return {"figures": _figures(samples), "discarded_late_clients": discarded,
+            "cpu_ms_per_job": meter.per_item_ms(plan["jobs"])}
+
+
+def _figures(samples: dict[str, list[float]]) -> dict[str, float]:
+    """p50 and p99 (ms) of each kind of client that has samples."""
+    return {f"{kind}_{name}_ms": round(percentile(values, pct), 1)
+            for kind, values in samples.items() if values
+            for name, pct in (("p50", 50), ("p99", 99))}
+
+
+def _floor_rows(ours: dict[str, float], floor: dict[str, float], clients: int) -> list[dict]:
+    """One report row per kind of client: the floor's p50 / p99 beside ours; the ratio is
+    ours over the floor at p50."""
+    rows = []
+    for kind, label in (("sse", "SSE"), ("long_poll", "long-poll")):
+        p50, p99 = f"{kind}_p50_ms", f"{kind}_p99_ms"
+        measured = p50 in floor and p50 in ours
+        rows.append(row(
+            "4 completion notify",
+            f"the floor (bare commit, XADD, gunicorn/gevent Flask, {clients} waiting clients; "
+            f"bench/notify_floor.py): commit → {label} client, p50 / p99",
+            f"{floor[p50]:.1f} / {floor[p99]:.1f} ms" if p50 in floor else "no sample",
+            f"{ours[p50]:.1f} / {ours[p99]:.1f} ms (ours)" if p50 in ours else "",
+            ours[p50] / floor[p50] if measured and floor[p50] > 0 else None, "report"))
+    return rows
 
 
 def _epoch(stamp: str) -> float:
