@@ -156,7 +156,6 @@ class DuckDbExecutor:
             rows, complete, total_rows, summary = once
         else:
             rows, complete = self._fetch_bounded(cursor, plan.bounded, len(columns))
-            total_rows, summary = len(rows), None
         if len(rows) <= SHOWN_ROWS and complete:
             total_rows, summary = len(rows), None
         elif once is None:

@@ -24,6 +24,7 @@ read-only with external access disabled and the configuration locked.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import threading
@@ -176,9 +177,14 @@ def walk(value: Any) -> Iterator[dict[str, Any]]:
             stack.extend(item)
 
 
+@functools.lru_cache(maxsize=16)
 def parse_tree(statement: str) -> dict[str, Any]:
     """DuckDB's parse tree of ``statement`` (``json_serialize_sql``; ``"error": true`` and
-    a message if it has none), from a private in-memory parser. Thread-safe."""
+    a message if it has none), from a private in-memory parser. Thread-safe.
+
+    The last few trees are kept: the guard and the SQL process's choice of one pass or
+    two (``worker/sql_shape.py``) read the same new statement's tree one after the
+    other. Shared, so read it; never change it."""
     with _PARSER_LOCK:
         global _PARSER
         if _PARSER is None:
