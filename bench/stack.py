@@ -196,13 +196,14 @@ class Stack:
         return proc, base_url
 
     def start_worker(self, concurrency: int, *, app: str = "worker.celery_app",
-                     queues: str = "chat") -> ServiceProcess:
-        """Start a Celery worker (threads pool) on ``app`` and wait until it answers a ping."""
+                     queues: str = "chat", env: dict[str, str] | None = None) -> ServiceProcess:
+        """Start a Celery worker (threads pool) on ``app``, with ``env`` added to the
+        stack's environment, and wait until it answers a ping."""
         node = f"bench{len(self.processes)}-{os.getpid()}@127.0.0.1"
         argv = [sys.executable, "-m", "celery", "-A", app, "worker", "--pool", "threads",
                 "--concurrency", str(concurrency), "--queues", queues, "--hostname", node,
                 "--loglevel", "WARNING", "--without-mingle", "--without-gossip"]
-        proc = self._spawn(node.split("@")[0], argv)
+        proc = self._spawn(node.split("@")[0], argv, env)
         celery = make_celery(self.settings)
         try:
             deadline = time.monotonic() + 60
@@ -254,10 +255,12 @@ class Stack:
 
     # -- lifecycle ------------------------------------------------------------------
 
-    def _spawn(self, name: str, argv: list[str]) -> ServiceProcess:
+    def _spawn(self, name: str, argv: list[str],
+               extra_env: dict[str, str] | None = None) -> ServiceProcess:
         env = {k: v for k, v in settings_env(self.settings).items()
                if not (k.startswith("ANTHROPIC_") and self.settings.anthropic_base_url is None)}
         env["PYTHONUNBUFFERED"] = "1"
+        env.update(extra_env or {})
         proc = ServiceProcess(name, argv, env, self.log_dir)
         self.processes.append(proc)
         return proc
