@@ -18,10 +18,12 @@ from __future__ import annotations
 
 import functools
 import logging
+import select
 import threading
 import time
 
 import redis
+from redis._parsers.socket import SocketBuffer
 
 logger = logging.getLogger(__name__)
 
@@ -95,6 +97,24 @@ class _GatedConnection(redis.Connection):
         except (redis.ConnectionError, redis.TimeoutError) as exc:
             self.gate.failed(exc)
             raise
+
+    def can_read(self, timeout: float = 0) -> bool:
+        """redis-py's check, answered by one ``poll`` when nothing is buffered and the
+        socket has nothing to read (the pool asks this of every connection it hands out).
+
+        redis-py answers with a non-blocking read between two timeout changes: three
+        system calls that each let go of the GIL, and among a worker's hundreds of
+        threads each let-go is a hand-off. Data, an end of file or an error on the
+        socket still goes to redis-py's own check, which reads it, or disconnects and
+        raises, exactly as before."""
+        buffer = getattr(self._parser, "_buffer", None)
+        if (timeout == 0 and self._sock is not None and isinstance(buffer, SocketBuffer)
+                and not buffer.unread_bytes()):
+            poller = select.poll()
+            poller.register(self._sock, select.POLLIN)
+            if not poller.poll(0):
+                return False
+        return super().can_read(timeout)
 
 
 @functools.cache

@@ -13,6 +13,7 @@ import functools
 import anthropic
 
 from shared.config import Settings
+from worker.model_sockets import steady_timeouts
 
 OFFLINE_KEY = "sunrise-offline"
 MISSING_KEY_HELP = (
@@ -45,8 +46,10 @@ def _client(api_key: str, base_url: str | None, max_retries: int, timeout_s: flo
             tracing: bool, _pool: int):
     # One client (and so one HTTP connection pool) per configuration per process. With
     # tracing, the SDK's own OpenTelemetry option applies (its ANTHROPIC_OPEN_TELEMETRY*
-    # variables included).
+    # variables included). The HTTP client is the SDK's default one, on sockets that skip
+    # an unchanged timeout (worker/model_sockets.py).
     return anthropic.Anthropic(
         api_key=api_key, base_url=base_url, max_retries=max_retries, timeout=timeout_s,
         open_telemetry=None if tracing else False,
+        http_client=steady_timeouts(anthropic.DefaultHttpxClient(timeout=timeout_s)),
     )

@@ -28,3 +28,17 @@ def test_a_runner_hands_its_jobs_the_pooled_clients_in_turn(settings):
     assert runner.client in clients
     given = make_client(settings, pool=3)
     assert {JobRunner(settings, client=given).client_for_job() for _ in range(3)} == {given}
+
+
+def test_a_model_call_sets_its_socket_timeout_once(settings, fake_llm):
+    from worker.model_sockets import SteadyTimeoutSocket
+
+    client = make_client(settings)
+    reply = client.messages.create(model=settings.model, max_tokens=64,
+                                   messages=[{"role": "user", "content": "hello"}])
+    assert reply.content
+    pool = client._client._transport._pool
+    sockets = [c._connection._network_stream.get_extra_info("socket")
+               for c in pool.connections if c._connection is not None]
+    assert sockets and all(isinstance(s, SteadyTimeoutSocket) for s in sockets)
+    assert {s.gettimeout() for s in sockets} == {settings.llm_timeout_s}
