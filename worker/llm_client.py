@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 
 import anthropic
+import httpx2
 
 from shared.config import Settings
 from worker.model_sockets import steady_timeouts
@@ -25,6 +26,10 @@ MISSING_KEY_HELP = (
 
 
 CLIENT_POOLS = 8
+
+# One TLS context for every model client of the process: httpx builds one per client
+# otherwise (loading the CA bundle: ~20 ms of CPU each, CLIENT_POOLS per worker).
+_tls_context = functools.cache(httpx2.create_ssl_context)
 
 
 def make_client(settings: Settings, *, timeout_s: float | None = None,
@@ -51,5 +56,6 @@ def _client(api_key: str, base_url: str | None, max_retries: int, timeout_s: flo
     return anthropic.Anthropic(
         api_key=api_key, base_url=base_url, max_retries=max_retries, timeout=timeout_s,
         open_telemetry=None if tracing else False,
-        http_client=steady_timeouts(anthropic.DefaultHttpxClient(timeout=timeout_s)),
+        http_client=steady_timeouts(anthropic.DefaultHttpxClient(timeout=timeout_s,
+                                                                 verify=_tls_context())),
     )
