@@ -16,7 +16,8 @@ thousands of open streams, where gthread would need a thread per stream.
   EventSource reconnects with Last-Event-ID and loses nothing.
 - ``keepalive``: idle keep-alive seconds between requests of one client.
 - Scale with ``--workers`` (``sunrise api --workers N``): about one per core.
-- ``post_worker_init``: gunicorn's own error answers (414, 431, 400) as problem+json.
+- ``post_worker_init``: gunicorn's own error answers (414, 431, 400) as problem+json;
+  the loaded app's objects frozen out of garbage collection (shared/startup_heap.py).
 """
 worker_class = "gevent"
 worker_connections = 2000
@@ -32,5 +33,7 @@ control_socket_disable = True
 
 def post_worker_init(worker) -> None:
     from api.server_errors import install
+    from shared.startup_heap import freeze_startup_objects
 
     install()
+    freeze_startup_objects()

@@ -22,6 +22,7 @@ from prometheus_client import REGISTRY, CollectorRegistry, start_http_server
 
 from shared.celery_factory import settings_of
 from shared.logging_setup import configure_logging
+from shared.startup_heap import freeze_startup_objects
 from worker.llm_client import MISSING_KEY_HELP
 
 logger = logging.getLogger(__name__)
@@ -83,6 +84,7 @@ def install_observability(app: Celery) -> None:
     def on_ready(sender=None, **_kw) -> None:
         if getattr(sender, "app", None) is not app or "server" in state:
             return  # another app's worker in this process (tests), or already serving
+        freeze_startup_objects()
         settings = settings_of(app)
         if settings.llm_target == "missing":
             # `sunrise worker` refuses to start; a worker started by `celery` says it
