@@ -45,9 +45,6 @@ def _noted_complete(self, job, *args, **kwargs):
                 log.write(f"{job.id} {at:.6f}\n")
 
 
-JobStore.finish = _noted_finish
-JobRunner.complete = _noted_complete
-
 
 def read(path: str, job_id: str, timeout_s: float = 5.0) -> float:
     """When ``job_id``'s finishing transaction committed (epoch seconds), as the worker
@@ -66,8 +63,9 @@ def read(path: str, job_id: str, timeout_s: float = 5.0) -> float:
 
 
 def __getattr__(name: str):
-    if name == "app":
+    if name == "app":  # only the worker process patches: importing this changes nothing
         from worker.celery_app import create_app
 
+        JobStore.finish, JobRunner.complete = _noted_finish, _noted_complete
         return create_app()
     raise AttributeError(name)
