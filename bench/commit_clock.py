@@ -45,7 +45,6 @@ def _noted_complete(self, job, *args, **kwargs):
                 log.write(f"{job.id} {at:.6f}\n")
 
 
-
 def read(path: str, job_id: str, timeout_s: float = 5.0) -> float:
     """When ``job_id``'s finishing transaction committed (epoch seconds), as the worker
     noted it in ``path``; waits up to ``timeout_s`` for the line (raises TimeoutError)."""
