@@ -24,6 +24,7 @@ import time
 
 import redis
 from redis._parsers.socket import SocketBuffer
+from redis.maint_notifications import MaintNotificationsConfig
 
 logger = logging.getLogger(__name__)
 
@@ -123,10 +124,15 @@ def redis_for(url: str) -> redis.Redis:
     connection_class = type("GatedConnection", (_GatedConnection,), {"gate": redis_gate(url)})
     # A blocking pool: a burst of greenlets or threads waits for a free connection
     # instead of failing with "Too many connections" (redis-py's default pool raises).
+    # Maintenance notifications off: redis-py 8 turns them on ("auto") for RESP3, and
+    # while they are on its pool hands out a connection that still holds a reply (it
+    # expects pushes there), so a SET once read a PING's PONG and every later reply on
+    # that connection was one behind. Redis 7 does not send them; we do not use them.
     pool = redis.BlockingConnectionPool.from_url(
         url, max_connections=POOL_SIZE, timeout=POOL_WAIT_S, decode_responses=True,
         connection_class=connection_class, socket_connect_timeout=CONNECT_TIMEOUT_S,
         socket_timeout=SOCKET_TIMEOUT_S, health_check_interval=30,
+        maint_notifications_config=MaintNotificationsConfig(enabled=False),
     )
     return redis.Redis(connection_pool=pool)
 
