@@ -13,17 +13,22 @@ whole socket timeout. On the request path that used to add 30 s per call (65 s t
   every caller falls back exactly as it does with Redis down (the rate limiter lets
   the request through, progress events are skipped, the reaper enqueues later,
   long-polls and streams read the database). The first call after that tries again.
+
+Both kinds of client connect the way the URL says, as redis-py would: TLS for
+``rediss://`` (with its ``ssl_*`` query parameters), a Unix socket for ``unix://``.
 """
 from __future__ import annotations
 
 import functools
 import logging
 import select
+import ssl
 import threading
 import time
 
 import redis
 from redis._parsers.socket import SocketBuffer
+from redis.connection import parse_url
 from redis.maint_notifications import MaintNotificationsConfig
 
 logger = logging.getLogger(__name__)
@@ -70,9 +75,14 @@ def redis_gate(url: str) -> RedisGate:
     return RedisGate(url)
 
 
-class _GatedConnection(redis.Connection):
-    """A connection that fails fast while its URL's gate is open, and opens it when a
-    call times out or loses the connection. ``gate`` is set on a subclass per URL."""
+class _Gated:
+    """Mixed in before a redis-py connection class: the connection fails fast while its
+    URL's gate is open, and opens it when a call times out or loses the connection.
+    ``gate`` is set on a subclass per URL (``_gated_connection_class``).
+
+    A mixin rather than a ``redis.Connection`` subclass, so it sits on whichever class
+    the URL asks for: ``SSLConnection`` and ``UnixDomainSocketConnection`` replace how
+    the socket is made, and a fixed base class would silently drop them."""
 
     gate: RedisGate
 
@@ -107,10 +117,11 @@ class _GatedConnection(redis.Connection):
         system calls that each let go of the GIL, and among a worker's hundreds of
         threads each let-go is a hand-off. Data, an end of file or an error on the
         socket still goes to redis-py's own check, which reads it, or disconnects and
-        raises, exactly as before."""
+        raises, exactly as before. Over TLS, bytes already decrypted but not yet read
+        wait in the TLS layer where ``poll`` cannot see them: those go to redis-py too."""
         buffer = getattr(self._parser, "_buffer", None)
         if (timeout == 0 and self._sock is not None and isinstance(buffer, SocketBuffer)
-                and not buffer.unread_bytes()):
+                and not buffer.unread_bytes() and not _tls_pending(self._sock)):
             poller = select.poll()
             poller.register(self._sock, select.POLLIN)
             if not poller.poll(0):
@@ -118,21 +129,40 @@ class _GatedConnection(redis.Connection):
         return super().can_read(timeout)
 
 
+def _tls_pending(sock) -> bool:
+    """True if ``sock`` holds decrypted bytes that a read would return at once."""
+    return isinstance(sock, ssl.SSLSocket) and sock.pending() > 0
+
+
+def _gated_connection_class(url: str, gate: RedisGate) -> type[redis.connection.AbstractConnection]:
+    """The connection class redis-py would use for ``url`` (its own ``parse_url``
+    decides: ``SSLConnection`` for rediss://, ``UnixDomainSocketConnection`` for unix://),
+    gated by ``gate``. The URL's query parameters (``ssl_ca_certs``, ``ssl_cert_reqs``,
+    ...) still reach that class's constructor through the pool."""
+    base = parse_url(url).get("connection_class", redis.Connection)
+    return type(f"Gated{base.__name__}", (_Gated, base), {"gate": gate})
+
+
+def _no_maint_notifications() -> MaintNotificationsConfig:
+    """Maintenance notifications off, for every client we build: redis-py 8 turns them
+    on ("auto") for RESP3, and while they are on its pool hands out a connection that
+    still holds a reply (it expects pushes there), so a SET once read a PING's PONG and
+    every later reply on that connection was one behind. Redis 7 does not send them (it
+    answers the CLIENT command that enables them with an error, a wasted round trip per
+    new connection); we do not use them."""
+    return MaintNotificationsConfig(enabled=False)
+
+
 @functools.cache
 def redis_for(url: str) -> redis.Redis:
     """The process's pooled client for ``url``: short commands only (see module doc)."""
-    connection_class = type("GatedConnection", (_GatedConnection,), {"gate": redis_gate(url)})
     # A blocking pool: a burst of greenlets or threads waits for a free connection
     # instead of failing with "Too many connections" (redis-py's default pool raises).
-    # Maintenance notifications off: redis-py 8 turns them on ("auto") for RESP3, and
-    # while they are on its pool hands out a connection that still holds a reply (it
-    # expects pushes there), so a SET once read a PING's PONG and every later reply on
-    # that connection was one behind. Redis 7 does not send them; we do not use them.
     pool = redis.BlockingConnectionPool.from_url(
         url, max_connections=POOL_SIZE, timeout=POOL_WAIT_S, decode_responses=True,
-        connection_class=connection_class, socket_connect_timeout=CONNECT_TIMEOUT_S,
-        socket_timeout=SOCKET_TIMEOUT_S, health_check_interval=30,
-        maint_notifications_config=MaintNotificationsConfig(enabled=False),
+        connection_class=_gated_connection_class(url, redis_gate(url)),
+        socket_connect_timeout=CONNECT_TIMEOUT_S, socket_timeout=SOCKET_TIMEOUT_S,
+        health_check_interval=30, maint_notifications_config=_no_maint_notifications(),
     )
     return redis.Redis(connection_pool=pool)
 
@@ -144,4 +174,5 @@ def dedicated_redis(url: str, *, socket_timeout: float) -> redis.Redis:
     return redis.Redis.from_url(
         url, decode_responses=True, socket_connect_timeout=CONNECT_TIMEOUT_S,
         socket_timeout=socket_timeout, socket_keepalive=True, single_connection_client=True,
+        maint_notifications_config=_no_maint_notifications(),
     )

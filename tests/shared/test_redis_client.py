@@ -1,16 +1,20 @@
 """The pooled Redis client's check of a connection it hands out answers as redis-py's
-own does (nothing pending, a reply left unread in the socket or in the parser's buffer,
-a connection the server closed), and the pool acts on it: a connection still holding a
-reply is never handed to the next command."""
+own does (nothing pending, a reply left unread in the socket, in the parser's buffer or
+in the TLS layer, a connection the server closed), and the pool acts on it: a connection
+still holding a reply is never handed to the next command. Both clients connect as the
+URL says (TLS for rediss://, with its ssl_* parameters; a Unix socket for unix://),
+still gated."""
 from __future__ import annotations
 
 import select
+import ssl
 import time
 
 import pytest
 import redis
 
-from shared.redis_client import redis_for
+from shared.redis_client import SOCKET_TIMEOUT_S, dedicated_redis, redis_for
+from tests.utils.redis_urls import tls_url
 
 
 def _answers(conn) -> tuple[bool, bool]:
@@ -103,3 +107,121 @@ def test_a_connection_the_server_closed_is_replaced(redis_url):
         killer.close()
     time.sleep(0.05)
     assert client.ping() is True
+
+
+# -- the connection class the URL asks for ---------------------------------------------
+
+def _assert_gated(client: redis.Redis) -> None:
+    """The client's connections fail at once, before any socket, while the gate is open."""
+    pool = client.connection_pool
+    pool.disconnect()
+    pool.connection_class.gate.failed(redis.ConnectionError("test: the gate opened"))
+    started = time.monotonic()
+    with pytest.raises(redis.ConnectionError, match="Redis skipped"):
+        client.ping()
+    assert time.monotonic() - started < 0.5
+
+
+def test_a_rediss_url_gets_a_gated_tls_connection_with_its_ssl_parameters(redis_url):
+    url = tls_url(redis_url, ssl_cert_reqs="none", ssl_ca_certs="/etc/sunrise/ca.pem",
+                  ssl_min_version=str(ssl.TLSVersion.TLSv1_3.value))
+    client = redis_for.__wrapped__(url)
+    cls = client.connection_pool.connection_class
+    assert issubclass(cls, redis.SSLConnection)
+    conn = client.connection_pool.make_connection()
+    assert (conn.cert_reqs, conn.ca_certs, conn.ssl_min_version) == (
+        ssl.CERT_NONE, "/etc/sunrise/ca.pem", ssl.TLSVersion.TLSv1_3)
+    assert conn.socket_timeout == SOCKET_TIMEOUT_S
+    _assert_gated(client)
+
+
+def test_a_rediss_url_without_ssl_parameters_checks_the_certificate(redis_url):
+    conn = redis_for.__wrapped__(tls_url(redis_url)).connection_pool.make_connection()
+    assert isinstance(conn, redis.SSLConnection)
+    assert (conn.cert_reqs, conn.check_hostname) == (ssl.CERT_REQUIRED, True)
+
+
+def test_a_redis_url_gets_a_gated_plain_connection(redis_url):
+    client = redis_for.__wrapped__(f"{redis_url}?socket_keepalive=false")  # a gate of its own
+    assert not issubclass(client.connection_pool.connection_class, redis.SSLConnection)
+    assert client.ping() is True
+    conn = client.connection_pool.get_connection()
+    assert conn._sock is not None and not isinstance(conn._sock, ssl.SSLSocket)
+    client.connection_pool.release(conn)
+    _assert_gated(client)
+
+
+def test_a_unix_url_gets_a_gated_unix_socket_connection(tmp_path):
+    path = tmp_path / "no-redis.sock"
+    client = redis_for.__wrapped__(f"unix://{path}")
+    assert issubclass(client.connection_pool.connection_class,
+                      redis.UnixDomainSocketConnection)
+    # It looks for the socket, not for a TCP port; and the failure opens the gate.
+    with pytest.raises(redis.ConnectionError, match="No such file"):
+        client.ping()
+    with pytest.raises(redis.ConnectionError, match="Redis skipped"):
+        client.ping()
+
+
+@pytest.mark.parametrize("make", [
+    redis_for.__wrapped__,
+    lambda url: dedicated_redis(url, socket_timeout=1),
+], ids=["pooled", "dedicated"])
+def test_rediss_to_a_plain_redis_fails_rather_than_talking_in_the_clear(redis_url, make):
+    """The handshake gets no answer from a server that speaks plain RESP: the call fails
+    (a dedicated client connects as it is made) instead of going on unencrypted."""
+    url = tls_url(redis_url, ssl_cert_reqs="none", socket_timeout="0.5")  # bounds the handshake
+    with pytest.raises((redis.ConnectionError, redis.TimeoutError)):
+        make(url).ping()
+
+
+def test_dedicated_connections_have_maintenance_notifications_off(redis_url):
+    client = dedicated_redis(redis_url, socket_timeout=1)
+    try:
+        assert client.ping() is True
+        assert not client.connection_pool.maint_notifications_enabled()
+    finally:
+        client.close()
+
+
+# -- over TLS, end to end (a TLS terminator in front of the test Redis) ------------------
+
+def test_both_clients_talk_tls_and_check_the_certificate(redis_url, tls_proxy):
+    url = tls_url(redis_url, tls_proxy.port, ssl_ca_certs=str(tls_proxy.cert_path))
+    pooled = redis_for.__wrapped__(url)
+    assert pooled.set("redis-client-test:tls", "sealed") is True
+    conn = pooled.connection_pool.get_connection()
+    try:
+        assert isinstance(conn._sock, ssl.SSLSocket)
+    finally:
+        pooled.connection_pool.release(conn)
+    dedicated = dedicated_redis(url, socket_timeout=1)
+    try:
+        assert dedicated.get("redis-client-test:tls") == "sealed"
+        assert isinstance(dedicated.connection._sock, ssl.SSLSocket)
+    finally:
+        dedicated.close()
+    pooled.connection_pool.disconnect()
+    untrusted = redis_for.__wrapped__(tls_url(redis_url, tls_proxy.port))
+    with pytest.raises(redis.ConnectionError, match="CERTIFICATE_VERIFY_FAILED"):
+        untrusted.ping()
+
+
+def test_the_check_sees_a_reply_waiting_in_the_tls_layer(redis_url, tls_proxy):
+    """Two replies in one TLS record, read 7 bytes at a time: after the first ("+PONG"
+    and its CRLF, exactly 7 bytes) the parser's buffer and the socket are both empty,
+    and the second reply waits, decrypted, in the TLS layer: still pending."""
+    url = tls_url(redis_url, tls_proxy.port, ssl_ca_certs=str(tls_proxy.cert_path),
+                  socket_read_size="7")
+    pool = redis_for.__wrapped__(url).connection_pool
+    conn = pool.get_connection()
+    try:
+        conn.send_packed_command(conn.pack_commands([("PING",), ("ECHO", "second")]))
+        assert conn.read_response() == "PONG"
+        assert conn._sock.pending() > 0, "the setup no longer leaves bytes in the TLS layer"
+        assert not select.select([conn._sock], [], [], 0)[0]
+        assert _answers(conn) == (True, True)
+        assert conn.read_response() == "second"
+        assert _answers(conn) == (False, False)
+    finally:
+        pool.disconnect()

@@ -84,6 +84,7 @@ class TcpProxy:
                 client.close()
                 continue
             try:
+                client = self._accepted(client)
                 upstream = socket.create_connection(self.target, timeout=5)
             except OSError:
                 client.close()
@@ -92,6 +93,10 @@ class TcpProxy:
             with self._lock:
                 self._pairs.add(pair)
             threading.Thread(target=self._pump, args=(pair,), daemon=True).start()
+
+    def _accepted(self, client: socket.socket) -> socket.socket:
+        """The socket to forward for a client just accepted (a subclass may wrap it)."""
+        return client
 
     def _pump(self, pair: tuple[socket.socket, socket.socket]) -> None:
         client, upstream = pair
