@@ -8,6 +8,8 @@ is only a wake-up, and the reaper re-enqueues whatever a lost message left behin
 from __future__ import annotations
 
 import datetime as dt
+import ssl
+from urllib.parse import urlsplit
 
 from celery import Celery
 from kombu import Queue
@@ -51,9 +53,7 @@ def make_celery(settings: Settings) -> Celery:
         worker_hijack_root_logger=False,
         broker_connection_retry_on_startup=True,
         broker_connection_timeout=3,
-        # kombu's Redis transport, fixed to survive a broker loss with tasks in flight.
-        **({"broker_transport": "shared.broker_transport:Transport"}
-           if settings.redis_url.startswith("redis://") else {}),
+        **_broker_connection(settings.redis_url),
         broker_transport_options={
             "visibility_timeout": int(settings.job_deadline_s * 2 + 120),
             "socket_connect_timeout": 3,
@@ -73,6 +73,26 @@ def make_celery(settings: Settings) -> Celery:
         },
     )
     return app
+
+
+def _broker_connection(url: str) -> dict:
+    """Celery settings for connecting to the broker at ``url``: kombu's Redis transport,
+    fixed to survive a broker loss with tasks in flight (``shared/broker_transport.py``),
+    over TLS for a rediss:// URL.
+
+    Naming the transport makes kombu forget the URL's scheme, and with it TLS: without
+    ``ssl_*`` query parameters in the URL, ``broker_use_ssl`` is what keeps it. With
+    none, kombu itself would connect over TLS without checking the certificate (it logs
+    a warning); here the certificate is checked, as redis-py checks it for our own
+    clients. The URL's ``ssl_*`` parameters replace this dict (``ssl_ca_certs``,
+    ``ssl_cert_reqs=none`` ...). Other schemes are left to kombu."""
+    scheme = urlsplit(url).scheme
+    transport = {"broker_transport": "shared.broker_transport:Transport"}
+    if scheme == "redis":
+        return transport
+    if scheme == "rediss":
+        return {**transport, "broker_use_ssl": {"ssl_cert_reqs": ssl.CERT_REQUIRED}}
+    return {}
 
 
 def settings_of(app: Celery) -> Settings:
