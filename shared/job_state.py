@@ -16,6 +16,8 @@ is how a redelivered message, a second reaper or a late worker learns it lost.
     BEAT         running under one of (id, attempt) pairs             heartbeat_at = now
     FINISH       running under of_attempt                             succeeded|failed|cancelled,
                                                                       with the answer and usage
+                                                                      (FINISH_TOUCHING: and the
+                                                                      conversation's updated_at)
     CANCEL       queued                                               cancelled
     ASK_CANCEL   running                                              cancel_requested
     REQUEUE      running under of_attempt, heartbeat before stale_before  queued, enqueued_at unset
@@ -45,7 +47,7 @@ TERMINAL = ("succeeded", "failed", "cancelled")
 HELD = dt.datetime(9999, 12, 31)
 CANCELLED_MESSAGE = "The job was cancelled at your request."
 
-jobs = Job.__table__
+jobs, conversations = Job.__table__, Conversation.__table__
 col = jobs.c
 NOW = bindparam("now", type_=col.heartbeat_at.type)
 STALE_BEFORE = bindparam("stale_before", type_=col.heartbeat_at.type)
@@ -86,7 +88,18 @@ BEAT = Transition("beat", update(jobs).where(
     tuple_(col.id, col.attempt).in_(bindparam("pairs", expanding=True)), col.status == "running")
     .values(heartbeat_at=NOW))
 # The SET clause comes from the parameters' keys: the terminal status, result and usage.
-FINISH = _one("finish", (col.status == "running") & (col.attempt == OF_ATTEMPT))
+_RUNNING_UNDER = (col.status == "running") & (col.attempt == OF_ATTEMPT)
+FINISH = _one("finish", _RUNNING_UNDER)
+# FINISH moving the job's conversation to the top (updated_at = now) in the same
+# statement: one round trip fewer per job than a separate UPDATE, where the database
+# updates two tables in one statement (MULTI_TABLE_UPDATES). LEFT JOIN: a conversation
+# that is gone never keeps the job from finishing. Its row count includes the
+# conversation's row, so it is 0 exactly when the guard did not hold.
+FINISH_TOUCHING = Transition("finish", update(
+    jobs.outerjoin(conversations, conversations.c.id == col.conversation_id))
+    .where(col.id == bindparam("job_id"), _RUNNING_UNDER)
+    .values({conversations.c.updated_at: NOW}))
+MULTI_TABLE_UPDATES = frozenset({"mysql", "mariadb"})
 CANCEL = _one("cancel", col.status == "queued", status="cancelled", cancel_requested=True,
               finished_at=NOW, error_code="cancelled", error_message=CANCELLED_MESSAGE)
 ASK_CANCEL = _one("ask_cancel", col.status == "running", cancel_requested=True)

@@ -25,9 +25,12 @@ ANSWER = json.dumps({"answerText": "UA flew the most flights.", "charts": []})
 
 
 def _final_write_waiting(conn, database: str) -> bool:
+    # FINISH is the worker's only UPDATE of jobs setting finished_at (on MariaDB it also
+    # moves the conversation: "UPDATE jobs LEFT OUTER JOIN conversations ... SET ...").
     with conn.cursor() as cur:
-        cur.execute("SELECT COUNT(*) FROM information_schema.PROCESSLIST "
-                    "WHERE DB = %s AND INFO LIKE 'UPDATE jobs SET status=%%'", (database,))
+        cur.execute("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE DB = %s "
+                    "AND INFO LIKE 'UPDATE jobs %%' AND INFO LIKE '%%finished_at=%%'",
+                    (database,))
         return cur.fetchone()[0] > 0
 
 

@@ -1,6 +1,7 @@
 """The worker's job writes on real MariaDB: what is retried and what is stored."""
 from __future__ import annotations
 
+import datetime as dt
 import threading
 import time
 
@@ -12,14 +13,14 @@ from shared import job_state
 from shared.db import session_factory, session_scope
 from shared.events import EventLog
 from shared.job_view import job_to_dict
-from shared.models import Job, new_id
+from shared.models import Conversation, Job, new_id
 from shared.redis_client import redis_for
 from shared.text_limits import TEXT_COLUMN_CHARS
 from shared.usage_figures import CALL_FIELDS, CallUsage
 from tests.utils.jobs import create_job, llm_calls, tool_calls
 from worker.job_events import job_sink
 from worker.job_hooks import JobHooks
-from worker.job_store import JobStore, UnwrittenTrace, call_row, tool_row
+from worker.job_store import JobEnding, JobStore, UnwrittenTrace, call_row, tool_row
 from worker.runner import JobRunner
 from worker.tools import ToolRun
 
@@ -149,3 +150,41 @@ def test_a_call_asking_for_tools_is_stored_before_they_run_and_a_final_one_with_
     hooks.on_llm_call(1, CallUsage(input_tokens=120, output_tokens=9), "end_turn", 5)
     assert [call.round for call in llm_calls(settings, claimed.id)] == [0]
     assert [row["round"] for row in hooks.trace.calls] == [1]
+
+
+_LONG_AGO = dt.datetime(2020, 1, 1)
+
+
+def _conversation_updated_at(settings, conversation_id: str, set_to=None):
+    with session_scope(settings.database_url) as s:
+        conversation = s.get(Conversation, conversation_id)
+        if set_to is not None:
+            conversation.updated_at = set_to
+        return conversation.updated_at
+
+
+def test_a_finish_moves_its_conversation_to_the_top_and_a_lost_one_leaves_it(settings, store):
+    # The touch rides in the FINISH statement on MariaDB: it must happen exactly when the
+    # guarded change does.
+    job_id, conversation_id = create_job(settings, "How many flights?")
+    job = store.claim(job_id)
+    _conversation_updated_at(settings, conversation_id, set_to=_LONG_AGO)
+    row = store.finish(job, JobEnding("failed", error_code="x", error_message="y"))
+    assert row.status == "failed"
+    assert _conversation_updated_at(settings, conversation_id) == row.finished_at
+
+    _conversation_updated_at(settings, conversation_id, set_to=_LONG_AGO)
+    assert store.finish(job, JobEnding("failed", error_code="z", error_message="y")) is None
+    assert _conversation_updated_at(settings, conversation_id) == _LONG_AGO
+    with session_scope(settings.database_url) as s:
+        assert s.get(Job, job_id).error_code == "x", "the lost finish changed nothing"
+
+
+def test_a_job_whose_conversation_is_gone_still_finishes(settings, store, claimed):
+    with session_scope(settings.database_url) as s:
+        s.delete(s.get(Conversation, claimed.conversation_id))
+    row = store.finish(claimed, JobEnding("cancelled", error_code="cancelled",
+                                          error_message="stop"))
+    assert row is not None and row.status == "cancelled"
+    with session_scope(settings.database_url) as s:
+        assert s.get(Job, claimed.id).status == "cancelled"
