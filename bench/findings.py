@@ -7,16 +7,77 @@ from __future__ import annotations
 
 FINDINGS: dict[str, str] = {
     "engine_overhead": """
-**Issue 18: where figures 1–4 stand after the sixth pass.** This run (`f2f6880`) is on
+**Issue 18: where figures 1–4 stand after the seventh pass.** This run (`3fbceaf`) is
+on **a host about 2–2.5 × slower per operation** than the sixth pass's (same "AMD
+EPYC" name, another kernel build; nothing else ran): every floor measured in the same
+run moved with it — a bare model call 0.86 → 2.12 ms, the query 2.0 → 4.8 ms, a
+commit 0.075 → 0.20 ms, a publish 0.05 → 0.20 ms, Celery's no-op task 0.78 → 1.63
+ms; no-op tasks/s 1,142 → 524; DuckDB's own CSV read 2.13 → 1.07 M rows/s. The
+absolute targets (worker ≤ 8 ms, API ≤ 2.5 ms, figure 4 p50 ≤ 5 ms) cannot be met
+on it; what we spend against the floor of the same run can be compared:
+
+| figure | `f2f6880` (sixth pass, faster host) | `3fbceaf` (this run) | target |
+|---|---|---|---|
+| 1 worker CPU per job ÷ its floor | 12.2 ÷ 5.0 = 2.43 × | 22.3 ÷ 12.4 = **1.80 ×** | ≤ 8 ms |
+| 2 worker CPU per job at 200 at once ÷ its floor | 24.8 ÷ 11.8 = 2.11 × (cold round) | 35.2 ÷ 25.9 = **1.36 ×** (warm, as the floor) | – |
+| 2 ratio to the bound · at the floor | 0.389 · 0.851 | 0.233 · 0.386 | ≥ 0.60 |
+| 3 API CPU per submit ÷ its floor | 2.5 ÷ 1.1 = 2.29 × | 5.8 ÷ 2.0 = 2.94 × | ≤ 2.5 ms |
+| 3 submits/s ÷ bare `apply_async`/s · the floor's | 0.205 · 0.487 | 0.289 · 0.887 | ≥ 0.5 |
+| 4 commit → SSE / long-poll p50 · the floor's | 3.3 / 3.6 · 2.0 / 4.2 ms | 7.7 / 8.5 · 6.4 / 9.7 ms | ≤ 5 ms |
+
+Figure 2 is now measured as its floor always was (`81d09e7`): after a warm-up round
+of the same size, the least-CPU of two rounds (both in the details: 35.2 and 38.4 ms
+at 200, 39.5 and 42.8 at 500). Until this pass it measured a worker's first round at
+that size, which also opened 200 MariaDB, Redis and model connections and started the
+threads' SQL processes while the floor was measured warm. What is ours at 200 at once
+is 9.3 ms per job in this run (13.0 in the sixth pass's, cold); on this host the floor
+alone reaches 0.386 of the bound, so ≥ 0.60 is out of reach here for any code on these
+libraries. At the floor the model call costs 8.0 ms with 200 threads against 2.1 ms
+alone: `strace -c` of the worker at 200 in flight counts 183,884 `futex` calls (70,923
+timed out: threads waiting for the GIL) against 1,416 `recvfrom` in 10 s, and each
+socket call with a timeout is a `poll` and the call (two GIL releases).
+
+What the seventh pass changed: the finishing transaction's conversation touch rides in
+the FINISH statement (`3fbceaf`: statements per job 10 → 9, PyMySQL round trips per
+job 18.04 → 17.02; the finish 0.07–0.20 ms less CPU in 5 runs of 30 alternating blocks,
+cheaper in 19–24 of 30; `bench.worker_cpu` moves ±2 ms run to run and cannot show it).
+Correctness, measured for cost: the pooled Redis client's maintenance notifications
+are off (`09f74ff`: with redis-py 8's "auto" its pool handed out a connection still
+holding a reply, and a `SET` read a `PING`'s `PONG`); `rediss://` keeps TLS in every
+client and the broker (`6fe8dc9`, `f8a9500`; pooled `PING` and `can_read` CPU in 7
+alternating pairs unchanged within the noise). Measured and not done:
+
+- **Each job thread's own Redis connection for its publishes** (no pool checkout per
+  trip): 200 threads publishing, CPU per publish, pool 632–716 µs against 714–836 µs
+  with the pool's liveness check kept on the thread's connection (it must be: without
+  it a connection the server closed failed its next command and opened the gate, as
+  a test showed) and 641–721 µs without it. No gain; not landed.
+- **hiredis** (redis-py's C parser and packer): one thread's publish 123–158 → 115–139
+  µs (4 pairs); at 200 at once `bench.worker_cpu` 3 pairs inside the noise, and redis-py
+  then skips our one-`poll` check of a pooled connection. Not adopted.
+- **`SUNRISE_EVENT_FLUSH_MS` 250 instead of 100** at 200 at once and a 1 s model:
+  worker process 31.8 / 32.9 and 32.1 / 30.6 ms against 29.9 / 32.2 and 35.5 / 33.6 ms
+  (2 pairs, load 10–14): no difference shown; the default stays.
+- **The claim and the conversation's history in one SELECT** (branch
+  `sqlrt-claim-union`): 9 → 8 statements, claim CPU −0.02 to +0.04 ms with no prior
+  turns and 0.1 ms dearer with five (PyMySQL parses every column descriptor: the one
+  query returns more columns than the two did). Not landed.
+- **A ping at every pool checkout** (`pool_pre_ping`: 4 per job, 1 per submit): a
+  PyMySQL `COM_PING` is ≈ 80 µs of CPU on one thread, a checkout with it 192 µs against
+  147 without. Pinging only connections idle for over a second would save ≈ 0.3 ms per
+  job and leave a MariaDB restart to the retry policies, connection by connection (the
+  driver path invalidates only the connection that failed); not done.
+
+**Issue 18, sixth pass: where figures 1–4 stood.** That run (`f2f6880`) was on
 an AMD EPYC again (2 cores); the same machine's full quiet run at the start of the
-pass (`30e6fdf`) is the comparison. Met in this run: **figure 4** (commit → SSE 3.3 /
+pass (`30e6fdf`) is the comparison. Met in that run: **figure 4** (commit → SSE 3.3 /
 7.0 ms p50 / p99, long-poll 3.6 / 7.3 ms; the floor 2.0 / 5.5 and 4.2 / 6.0 ms), now
 that its clock starts at the commit as its name says (its section: timed from the
 job's `finished_at`, as before, the same samples are 5.8 / 9.4 and 6.1 / 9.8 ms; at
 `30e6fdf` that clock gave 6.2 / 28.1 and 6.4 / 27.7 ms); **API CPU per submit** 2.5 ms
 (2.2 at `30e6fdf`; floor 1.1). Missed:
 
-| figure | `30e6fdf` (this machine) | `f2f6880` (this run) | floor, this run | target |
+| figure | `30e6fdf` (that machine) | `f2f6880` (that run) | floor, that run | target |
 |---|---|---|---|---|
 | 1 jobs/s ÷ no-op tasks/s | 87.3 ÷ 1,000 = 0.087 | 79.8 ÷ 1,142 = 0.070 | ≈ 0.17 at the floors (worker 5.0, API 1.1, offline model 2.5, driver ≈ 2 ms of 2 cores) | ≥ 0.25 |
 | 1 worker CPU per job (ours above the floor) | 11.2 ms (6.1) | 12.2 ms (7.2) | 5.0 ms | ≤ 8 ms |
@@ -395,6 +456,13 @@ the SQL process's watchdog timer (a thread started and cancelled per query) is i
 largest cost after DuckDB: a reusable timer is the next saving there.
 """,
     "conversations_per_worker": """
+**Issue 18, seventh pass:** measured as its floor is (after a warm-up round of the
+same size, the least-CPU of two rounds), on a host ≈ 2–2.5 × slower per operation
+than the sixth pass's: 0.233 of the bound at 200 at once with 35.2 ms of worker CPU
+per job against a floor of 25.9 ms (1.36 × the floor; 2.11 × in the sixth pass's cold
+round), 0.098 at 500. The floor alone reaches 0.386 here. Figure 1's section has the
+rest.
+
 **Issue 18, fifth pass (this run, on a slower machine: Intel Xeon at 2.0 GHz):** 0.212
 at 200 at once (49.5 ms of worker CPU per job), 0.104 at 500. The floor measured in
 the same run is 22.1 ms per job (the two model calls read raw at 6.5 ms each with 200
