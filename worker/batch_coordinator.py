@@ -73,16 +73,25 @@ class BatchCoordinator:
         # Before counting: whoever sees the batch done assembles it, and should find
         # this job's charts ready.
         self._prerender(job)
-        with self.sessions() as s:
-            batch = s.get(Batch, job.batch_id)
+        if self._report_progress(job):
+            self.request_assembly(job.batch_id)
+
+    @retry_transient(give_up_after_s=30, max_wait_s=2)
+    def _report_progress(self, job: Job) -> bool:
+        """Publish the batch's counts after ``job``; True when every job has ended.
+
+        Counted and published under the batch row's lock: two jobs ending together take
+        turns, so the stream's progress never goes back (a "2 of 3" after the "3 of 3"
+        of a job that counted later but published first)."""
+        with self.sessions.begin() as s:
+            batch = s.scalar(select(Batch).where(Batch.id == job.batch_id).with_for_update())
             counts = batch_rows.status_counts(s, job.batch_id)
             usage = batch_rows.usage_totals(s, job.batch_id)
-        view = batch_view(batch, counts, usage, [])
-        del view["job_ids"]
-        self._publish(job.batch_id, "progress", {
-            "job_id": job.id, "index": job.batch_index, "job_status": job.status, **view})
-        if batch_rows.is_done(counts, batch.total):
-            self.request_assembly(job.batch_id)
+            view = batch_view(batch, counts, usage, [])
+            del view["job_ids"]
+            self._publish(job.batch_id, "progress", {
+                "job_id": job.id, "index": job.batch_index, "job_status": job.status, **view})
+            return batch_rows.is_done(counts, batch.total)
 
     def _enqueue(self, job_ids: list[str]) -> None:
         if self.celery is not None:
