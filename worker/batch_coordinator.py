@@ -42,6 +42,8 @@ from worker.batch_webhook import deliver_webhook
 
 logger = logging.getLogger(__name__)
 
+STREAM_PAGE = 1000  # events read at a time from a batch's stream
+
 
 class BatchCoordinator:
     """Keeps batches moving. One per worker process; thread-safe (state lives in the DB).
@@ -82,9 +84,13 @@ class BatchCoordinator:
 
         Counted and published under the batch row's lock: two jobs ending together take
         turns, so the stream's progress never goes back (a "2 of 3" after the "3 of 3"
-        of a job that counted later but published first)."""
+        of a job that counted later but published first), and never comes after the
+        ``completed`` the assembly publishes under the same lock (a job that reports
+        after it finds the batch completed and its question already reported)."""
         with self.sessions.begin() as s:
             batch = s.scalar(select(Batch).where(Batch.id == job.batch_id).with_for_update())
+            if batch.status == "completed":  # its assembly reported every question
+                return False
             counts = batch_rows.status_counts(s, job.batch_id)
             usage = batch_rows.usage_totals(s, job.batch_id)
             view = batch_view(batch, counts, usage, [])
@@ -149,11 +155,20 @@ class BatchCoordinator:
                                ).rowcount
             batch = s.get(Batch, batch_id)
             view = load_view(s, batch)
+            if stored:
+                # Under the row lock the UPDATE took (see _report_progress): one progress
+                # per question, then completed, as the events endpoint promises -- a job
+                # whose own report has not run yet is reported here.
+                progress = {k: v for k, v in view.items() if k != "job_ids"}
+                for job in self._unreported(batch_id, jobs):
+                    self._publish(batch_id, "progress", {
+                        "job_id": job.id, "index": job.batch_index, "job_status": job.status,
+                        **progress})
+                self._publish(batch_id, "completed", view)
         if not stored:
             return "completed"
         logger.info("batch %s: report assembled (%d questions, %d charts, %d bytes stored)",
                     batch_id, document["total"], charts, len(blob))
-        self._publish(batch_id, "completed", view)
         if batch.webhook_url:
             self._call_webhook(batch_id)
         return "completed"
@@ -196,6 +211,22 @@ class BatchCoordinator:
             payload = {"event": "batch.completed", **load_view(s, batch)}
         del payload["job_ids"]
         deliver_webhook(self.settings, self.sessions, batch_id, batch.webhook_url, payload)
+
+    def _unreported(self, batch_id: str, jobs: list[Job]) -> list[Job]:
+        """``jobs`` whose progress is not on the batch's stream yet (none when the stream
+        cannot be read: the rows are the truth, progress events a convenience)."""
+        if self.events is None:
+            return []
+        reported, after = set(), "0-0"
+        try:
+            while page := self.events.read(batch_id, after, count=STREAM_PAGE):
+                reported.update(e.data.get("job_id") for e in page if e.event == "progress")
+                after = page[-1].id
+        except Exception as exc:
+            logger.warning("batch %s: could not read its progress: %s", batch_id, exc)
+            return []
+        return sorted((job for job in jobs if job.id not in reported),
+                      key=lambda job: job.batch_index)
 
     def _publish(self, batch_id: str, event: str, data: dict[str, Any]) -> None:
         if self.events is None:

@@ -1,5 +1,7 @@
-"""A batch's progress events never go back: jobs ending together count and publish in
-turn (under the batch row's lock), so the counts leave in the order they were read."""
+"""A batch's events keep the endpoint's promise -- one progress per question, then
+completed -- when jobs end together: they count and publish in turn (under the batch
+row's lock), so progress never goes back, and the assembly reports any question whose
+job has not reported yet before its completed, after which a late report stays away."""
 from __future__ import annotations
 
 import threading
@@ -69,3 +71,26 @@ def test_progress_of_jobs_ending_together_never_goes_back(settings, tenant_key):
     second.join(15)
     done = [event.data["done"] for event in log.read(batch_id) if event.event == "progress"]
     assert done == [1, 2]
+
+
+def _batch(settings, tenant_key: str, questions: list[str]) -> str:
+    with session_scope(settings.database_url) as s:
+        tenant = tenant_for_key(s, tenant_key)
+        return batch_rows.create_batch(s, tenant_id=tenant.id, questions=questions,
+                                       model=settings.model).id
+
+
+def test_every_question_is_reported_before_completed_even_when_its_job_reports_late(
+        settings, tenant_key):
+    batch_id = _batch(settings, tenant_key, ["a?", "b?"])
+    log = EventLog(redis_for(settings.redis_url), kind="batch")
+    coordinator = BatchCoordinator(settings, None, log, run_jobs=lambda job_ids: None)
+    first, late = _end(settings, batch_id, 0), _end(settings, batch_id, 1)
+    # The first job to report sees both ended and has the report assembled (here, at
+    # once) before the other job's own report runs.
+    coordinator.on_job_finished(first)
+    coordinator.on_job_finished(late)
+    events = log.read(batch_id)
+    assert [e.event for e in events] == ["progress", "progress", "completed"]
+    assert [e.data["index"] for e in events if e.event == "progress"] == [0, 1]
+    assert events[-1].data["status"] == "completed"
