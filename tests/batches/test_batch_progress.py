@@ -5,7 +5,6 @@ job has not reported yet before its completed, after which a late report stays a
 from __future__ import annotations
 
 import threading
-import time
 
 from sqlalchemy import select, update
 
@@ -29,17 +28,26 @@ class FirstPublishWaits:
         self.log, self.client = log, log.client
         self._first = True
         self._lock = threading.Lock()
+        self.first_publishing = threading.Event()
         self.other_went = threading.Event()
 
     def publish(self, object_id: str, event: str, data: dict):
         with self._lock:
             first, self._first = self._first, False
         if first:
+            self.first_publishing.set()
             self.other_went.wait(HOLD_S)
         entry = self.log.publish(object_id, event, data)
         if not first:
             self.other_went.set()
         return entry
+
+
+def _batch(settings, tenant_key: str, questions: list[str]) -> str:
+    with session_scope(settings.database_url) as s:
+        tenant = tenant_for_key(s, tenant_key)
+        return batch_rows.create_batch(s, tenant_id=tenant.id, questions=questions,
+                                       model=settings.model).id
 
 
 def _end(settings, batch_id: str, index: int) -> Job:
@@ -53,17 +61,15 @@ def _end(settings, batch_id: str, index: int) -> Job:
 
 
 def test_progress_of_jobs_ending_together_never_goes_back(settings, tenant_key):
-    with session_scope(settings.database_url) as s:
-        tenant = tenant_for_key(s, tenant_key)
-        batch_id = batch_rows.create_batch(s, tenant_id=tenant.id, questions=["a?", "b?"],
-                                           model=settings.model).id
+    batch_id = _batch(settings, tenant_key, ["a?", "b?"])
     log = EventLog(redis_for(settings.redis_url), kind="batch")
-    coordinator = BatchCoordinator(settings, None, FirstPublishWaits(log),
-                                   run_jobs=lambda job_ids: None)
+    waits = FirstPublishWaits(log)
+    coordinator = BatchCoordinator(settings, None, waits, run_jobs=lambda job_ids: None)
     first = threading.Thread(target=coordinator.on_job_finished,
                              args=(_end(settings, batch_id, 0),))
     first.start()
-    time.sleep(0.3)  # the first job has counted "1 of 2" and is publishing it
+    # The first job has counted "1 of 2" and is publishing it when the second ends.
+    assert waits.first_publishing.wait(15)
     second = threading.Thread(target=coordinator.on_job_finished,
                               args=(_end(settings, batch_id, 1),))
     second.start()
@@ -72,12 +78,6 @@ def test_progress_of_jobs_ending_together_never_goes_back(settings, tenant_key):
     done = [event.data["done"] for event in log.read(batch_id) if event.event == "progress"]
     assert done == [1, 2]
 
-
-def _batch(settings, tenant_key: str, questions: list[str]) -> str:
-    with session_scope(settings.database_url) as s:
-        tenant = tenant_for_key(s, tenant_key)
-        return batch_rows.create_batch(s, tenant_id=tenant.id, questions=questions,
-                                       model=settings.model).id
 
 
 def test_every_question_is_reported_before_completed_even_when_its_job_reports_late(
