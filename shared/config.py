@@ -11,7 +11,7 @@ import functools
 from pathlib import Path
 from typing import Literal
 
-from pydantic import AliasChoices, Field, model_validator
+from pydantic import AliasChoices, Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from shared.claude_models import ModelPrice
@@ -137,6 +137,20 @@ class Settings(BaseSettings):
     # Fernet keys sealing stored secrets (a live dataset's URL), comma-separated: the
     # first seals, all open (shared/sealed.py). The default is public: development only.
     secret_keys: str = DEV_SECRET_KEYS
+
+    @field_validator("redis_url")
+    @classmethod
+    def _broker_url(cls, url: str) -> str:
+        # One URL serves the broker, the events and the rate limits; Celery's Redis
+        # transport takes redis:// and rediss:// only (a Unix socket would be socket://
+        # there but unix:// for redis-py), so anything else fails here, said plainly,
+        # rather than at the first job as "No such transport".
+        scheme = url.partition("://")[0].lower()
+        if scheme not in ("redis", "rediss"):
+            raise ValueError(f"SUNRISE_REDIS_URL must start with redis:// (or rediss:// for "
+                             f"TLS), not {scheme + '://' if '://' in url else repr(url)}: "
+                             "it is Celery's broker too, which takes no other kind")
+        return url
 
     @model_validator(mode="after")
     def _refuse_default_secrets_in_production(self) -> Settings:

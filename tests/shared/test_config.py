@@ -73,3 +73,16 @@ def test_the_llm_target_says_where_calls_go():
     assert Settings(anthropic_api_key="k", anthropic_base_url=None).llm_target == "claude"
     assert Settings(anthropic_api_key=None,
                     anthropic_base_url="http://127.0.0.1:1").llm_target == "custom"
+
+
+@pytest.mark.parametrize("url", ["unix:///run/redis.sock", "http://127.0.0.1:6379/0",
+                                 "127.0.0.1:6379"])
+def test_a_redis_url_celery_cannot_use_is_refused_plainly(url):
+    with pytest.raises(ValidationError, match=r"must start with redis:// \(or rediss://"):
+        Settings(redis_url=url)
+
+
+@pytest.mark.parametrize("url", ["redis://127.0.0.1:6379/0", "rediss://cache.example:6380/1",
+                                 "REDIS://127.0.0.1/0"])
+def test_redis_and_rediss_urls_are_taken(url):
+    assert Settings(redis_url=url).redis_url == url
