@@ -93,10 +93,8 @@ class BatchCoordinator:
                 return False
             counts = batch_rows.status_counts(s, job.batch_id)
             usage = batch_rows.usage_totals(s, job.batch_id)
-            view = batch_view(batch, counts, usage, [])
-            del view["job_ids"]
-            self._publish(job.batch_id, "progress", {
-                "job_id": job.id, "index": job.batch_index, "job_status": job.status, **view})
+            self._publish(job.batch_id, "progress",
+                          _progress(job, batch_view(batch, counts, usage, [])))
             return batch_rows.is_done(counts, batch.total)
 
     def _enqueue(self, job_ids: list[str]) -> None:
@@ -159,11 +157,8 @@ class BatchCoordinator:
                 # Under the row lock the UPDATE took (see _report_progress): one progress
                 # per question, then completed, as the events endpoint promises -- a job
                 # whose own report has not run yet is reported here.
-                progress = {k: v for k, v in view.items() if k != "job_ids"}
                 for job in self._unreported(batch_id, jobs):
-                    self._publish(batch_id, "progress", {
-                        "job_id": job.id, "index": job.batch_index, "job_status": job.status,
-                        **progress})
+                    self._publish(batch_id, "progress", _progress(job, view))
                 self._publish(batch_id, "completed", view)
         if not stored:
             return "completed"
@@ -235,6 +230,13 @@ class BatchCoordinator:
             self.events.publish(batch_id, event, data)
         except Exception as exc:  # progress events are a convenience; the rows are the truth
             logger.warning("batch %s: could not publish %s: %s", batch_id, event, exc)
+
+
+def _progress(job: Job, view: dict[str, Any]) -> dict[str, Any]:
+    """A ``progress`` event's data: the job that ended, then the batch's view (its
+    counts and usage) without the list of job ids."""
+    return {"job_id": job.id, "index": job.batch_index, "job_status": job.status,
+            **{key: value for key, value in view.items() if key != "job_ids"}}
 
 
 def _svg_key(job_id: str) -> str:
