@@ -6,12 +6,13 @@ statement than PyMySQL's own work (BENCHMARKS.md: ≈ 82 µs against ≈ 37 µs)
 worker makes nine statements in four transactions per job. Here each statement is
 compiled once per dialect and set of parameter names -- the same SQL text Core sends --
 its values go through the column types' own bind processors, and it runs on a
-connection checked out of the engine's pool, whose pre-ping, recycling and reset on
-return are unchanged.
+connection checked out of the engine's pool, whose recycling and reset on return are
+unchanged (its ping before use too, unless the caller takes recently used connections
+unpinged: ``shared.db.checkout``).
 
 Errors look as they did through a ``Connection``: a driver error is raised as the
 matching ``sqlalchemy.exc.DBAPIError`` subclass, and a disconnect invalidates the
-connection and sets ``connection_invalidated``, so the retry policies of
+pool's connections and sets ``connection_invalidated``, so the retry policies of
 ``shared/db_retry.py`` see the same exceptions.
 
 Only plain statements are supported: no expanding (``IN``) parameters, no RETURNING,
@@ -30,6 +31,8 @@ from typing import Any
 from sqlalchemy import Engine
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.sql import ClauseElement
+
+from shared.db import checkout
 
 # Statements are module constants, compiled once per parameter-name set: the bound is
 # only a guard against a caller building a new statement per call.
@@ -172,20 +175,25 @@ class DriverConnection:
 
 
 class DriverSQL:
-    """Runs transactions of prebuilt statements on ``engine``'s pooled connections."""
+    """Runs transactions of prebuilt statements on ``engine``'s pooled connections.
 
-    def __init__(self, engine: Engine):
+    ``ping_after_idle_s``: see ``shared.db.checkout`` (0, the default: every checkout
+    pings, as the engine's other users do).
+    """
+
+    def __init__(self, engine: Engine, *, ping_after_idle_s: float = 0.0):
         self.engine = engine
+        self.ping_after_idle_s = ping_after_idle_s
         self.dialect = engine.dialect
         self.dbapi_error = engine.dialect.loaded_dbapi.Error
 
     @contextlib.contextmanager
     def begin(self) -> Iterator[DriverConnection]:
         """A transaction on a pooled connection: committed if the block returns, rolled
-        back if it raises. A disconnect invalidates the connection (the pool opens a new
-        one); driver errors are raised as ``DBAPIError``."""
+        back if it raises. A disconnect invalidates the pool's connections (it opens new
+        ones); driver errors are raised as ``DBAPIError``."""
         try:
-            pooled = self.engine.raw_connection()
+            pooled = checkout(self.engine, ping_after_idle_s=self.ping_after_idle_s)
         except self.dbapi_error as exc:
             raise self.translated(exc, None, None, None) from exc
         conn = None
@@ -208,13 +216,16 @@ class DriverSQL:
 
     def translated(self, exc: Exception, sql: str | None, parameters,
                    conn: DriverConnection | None) -> DBAPIError:
-        """``exc`` as SQLAlchemy raises it, the connection invalidated on a disconnect."""
+        """``exc`` as SQLAlchemy raises it. On a disconnect the connection is invalidated,
+        and so is every other one the pool opened before it, as a ``Connection`` does (a
+        server that went away closed them all): each is replaced at its next checkout."""
         pooled = conn._pooled if conn is not None else None
         disconnect = self.dialect.is_disconnect(
             exc, pooled.dbapi_connection if pooled is not None else None,
             conn._cursor if conn is not None else None)
         if disconnect and pooled is not None:
-            pooled.invalidate(exc)
+            # What Connection._handle_dbapi_exception does (the pool's own API for it).
+            self.engine.pool._invalidate(pooled, exc)
         return DBAPIError.instance(sql, parameters, exc, self.dbapi_error,
                                    hide_parameters=self.engine.hide_parameters,
                                    connection_invalidated=disconnect, dialect=self.dialect,

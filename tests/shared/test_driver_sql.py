@@ -3,6 +3,7 @@ rows they write are the rows Core writes, and their errors are the errors a
 ``Connection`` raises, so the retry policies treat them alike."""
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 
 import pymysql
@@ -106,6 +107,67 @@ def test_a_killed_connection_is_invalidated_and_the_next_transaction_gets_a_live
     assert info.value.connection_invalidated and is_connection_lost(info.value)
     with driver.begin() as conn:
         assert conn.scalar(_CONNECTION_ID) != killed
+
+
+@pytest.fixture
+def two_connections(settings) -> Iterator:
+    engine = make_engine(settings.database_url, pool_size=2)
+    yield engine
+    engine.dispose()
+
+
+def _open_both(driver: DriverSQL) -> set[int]:
+    """Check out the pool's two connections at once; their server-side ids."""
+    with driver.begin() as first, driver.begin() as second:
+        return {first.scalar(_CONNECTION_ID), second.scalar(_CONNECTION_ID)}
+
+
+def _kill(connection_ids: set[int]) -> None:
+    killer = pymysql.connect(**MARIADB, autocommit=True)
+    try:
+        with killer.cursor() as cursor:
+            for connection_id in connection_ids:
+                cursor.execute("KILL %s", (connection_id,))
+    finally:
+        killer.close()
+
+
+def test_a_checkout_pings_by_default_and_a_dead_pool_is_replaced_unseen(two_connections):
+    driver = DriverSQL(two_connections)
+    killed = _open_both(driver)
+    _kill(killed)
+    with driver.begin() as conn:  # pinged: the dead one is replaced before use
+        assert conn.scalar(_CONNECTION_ID) not in killed
+    assert not killed & _open_both(driver), "the ping's failure replaced every connection"
+
+
+def test_a_recently_used_connection_goes_unpinged_and_its_failure_replaces_the_pool(
+        two_connections):
+    """A caller that retries lost connections takes recent ones unpinged: the first
+    statement on a dead one fails (the retry's business), and that failure invalidates
+    every connection opened before it, so the retry does not meet the other dead one."""
+    driver = DriverSQL(two_connections, ping_after_idle_s=60)
+    killed = _open_both(driver)
+    _kill(killed)
+    with pytest.raises(DBAPIError) as info, driver.begin() as conn:
+        conn.scalar(_CONNECTION_ID)
+    assert info.value.connection_invalidated and is_connection_lost(info.value)
+    assert not killed & _open_both(driver)
+
+
+def test_only_the_unpinged_callers_skip_the_ping(two_connections):
+    """The engine's other users (sessions, Core) still ping every connection, and the
+    driver pings one idle for longer than its limit."""
+    unpinged = DriverSQL(two_connections, ping_after_idle_s=60)
+    _kill(_open_both(unpinged))
+    with two_connections.connect() as conn:
+        assert conn.scalar(_CONNECTION_ID)
+    short = DriverSQL(two_connections, ping_after_idle_s=0.2)
+    killed = _open_both(short)
+    _kill(killed)
+    time.sleep(0.3)
+    with short.begin() as conn:
+        assert conn.scalar(_CONNECTION_ID) not in killed
 
 
 def test_an_unreachable_server_is_a_lost_connection():
