@@ -43,9 +43,16 @@ def earlier(s: Session, model: type[Row], tenant_id: int, key: str, digest: str)
     request had another body."""
     row = s.scalar(select(model).where(model.tenant_id == tenant_id,
                                        model.idempotency_key == key))
-    if row is not None and row.request_hash != digest:
-        raise Conflict(f"This {HEADER} was already used with a different request body.")
+    if row is not None:
+        same_body(row, digest)
     return row
+
+
+def same_body(row: Any, digest: str) -> None:
+    """Raise Conflict unless ``row`` (made under the request's key) was made from a body
+    hashed ``digest``."""
+    if row.request_hash != digest:
+        raise Conflict(f"This {HEADER} was already used with a different request body.")
 
 
 def after_race(session: Callable[[], Any], model: type[Row], tenant_id: int, key: str | None,

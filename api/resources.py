@@ -14,6 +14,7 @@ from api.tenant_cache import TenantCache
 from shared.celery_factory import make_celery
 from shared.config import Settings
 from shared.db import session_factory
+from shared.driver_sql import DriverSQL
 from shared.events import EventLog
 from shared.redis_client import dedicated_redis, redis_for
 
@@ -25,6 +26,12 @@ class Resources:
     def __init__(self, settings: Settings):
         self.settings = settings
         self.sessions = session_factory(settings.database_url)
+
+    @functools.cached_property
+    def driver(self) -> DriverSQL:
+        """Transactions of prebuilt statements on the sessions' pool, run on the DBAPI
+        cursor (``shared/driver_sql.py``): the submit's hot path."""
+        return DriverSQL(self.sessions.kw["bind"])
 
     @functools.cached_property
     def tenant_ids(self) -> TenantCache:

@@ -124,6 +124,9 @@ class DriverResult:
     def all(self) -> list:
         return self._rows
 
+    def first(self):
+        return self._rows[0] if self._rows else None
+
     def one_or_none(self):
         if len(self._rows) > 1:
             raise ValueError("more than one row")

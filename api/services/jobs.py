@@ -9,11 +9,11 @@ from types import SimpleNamespace
 
 import redis
 from flask import Response
-from sqlalchemy import bindparam, func, select
+from sqlalchemy import bindparam, func, or_, select
 from sqlalchemy.exc import IntegrityError
 
 from api.event_hub import HubUnavailable, Subscription
-from api.idempotency import after_race, body_hash, earlier
+from api.idempotency import after_race, body_hash, same_body
 from api.links import job_event_data, linked_job
 from api.resources import Resources
 from api.schemas.jobs import JobCreate
@@ -61,41 +61,46 @@ def submit_job(res: Resources, tenant_id: int, body: JobCreate,
 @retry_lock_conflicts
 def _commit_job(res: Resources, tenant_id: int, body: JobCreate, idempotency_key: str | None,
                 digest: str) -> tuple[dict, bool]:
-    # Prebuilt Core statements on the session's connection: no ORM unit of work on the
-    # path every question takes.
-    with res.session() as s:
-        if idempotency_key:
-            existing = earlier(s, Job, tenant_id, idempotency_key, digest)
-            if existing is not None:
-                return _view(existing), False
-        conn = s.connection()
-        _check_concurrency(res, conn, tenant_id)
-        conversation_id = _conversation_for(conn, tenant_id, body)
-        dataset_id, version = pin_dataset(conn, tenant_id, body.dataset_id)
-        try:
+    # Prebuilt Core statements on the pooled connection's DBAPI cursor
+    # (``shared/driver_sql.py``): no ORM session nor Core execution on the path every
+    # question takes. An IntegrityError leaves the block, so the transaction (and a
+    # conversation it inserted) is rolled back before the race is looked into.
+    try:
+        with res.driver.begin() as conn:
+            if idempotency_key:
+                existing = conn.execute(_EARLIER, {"tenant_id": tenant_id,
+                                                   "idempotency_key": idempotency_key}).first()
+                if existing is not None:
+                    same_body(existing, digest)
+                    return _view(existing), False
+            _check_concurrency(res, conn, tenant_id)
+            conversation_id = _conversation_for(conn, tenant_id, body)
+            dataset_id, version = pin_dataset(conn, tenant_id, body.dataset_id)
             job = insert_job(conn, tenant_id=tenant_id, conversation_id=conversation_id,
                              message=body.message, model=res.settings.model,
                              enqueued_at=utcnow(), idempotency_key=idempotency_key,
                              request_hash=digest, dataset_id=dataset_id,
                              dataset_version=version)
-        except IntegrityError:
-            s.rollback()
-            return after_race(res.session, Job, tenant_id, idempotency_key, digest,
-                              lambda _s, job: _view(job),
-                              otherwise="A concurrent request changed this conversation; "
-                                        "retry."), False
-        return _view(SimpleNamespace(**job)), True
+    except IntegrityError:
+        return after_race(res.session, Job, tenant_id, idempotency_key, digest,
+                          lambda _s, job: _view(job),
+                          otherwise="A concurrent request changed this conversation; "
+                                    "retry."), False
+    return _view(SimpleNamespace(**job)), True
 
 
-# Built once: every submit runs them.
+# Built once: every submit runs them. Status lists are spelled as ORs of equalities:
+# the driver path runs plain statements only (an IN list is an expanding parameter).
+_ACTIVE = or_(*(jobs.c.status == status for status in ACTIVE))
+_EARLIER = select(jobs).where(jobs.c.tenant_id == bindparam("tenant_id"),
+                              jobs.c.idempotency_key == bindparam("idempotency_key"))
 _ACTIVE_INTERACTIVE = select(func.count()).select_from(jobs).where(
-    jobs.c.tenant_id == bindparam("tenant_id"), jobs.c.status.in_(ACTIVE),
-    jobs.c.batch_id.is_(None))
+    jobs.c.tenant_id == bindparam("tenant_id"), _ACTIVE, jobs.c.batch_id.is_(None))
 _OWN_CONVERSATION = select(conversations.c.id).where(
     conversations.c.id == bindparam("conversation_id"),
     conversations.c.tenant_id == bindparam("tenant_id")).with_for_update()
 _JOB_IN_FLIGHT = select(jobs.c.id).where(
-    jobs.c.conversation_id == bindparam("conversation_id"), jobs.c.status.in_(ACTIVE)).limit(1)
+    jobs.c.conversation_id == bindparam("conversation_id"), _ACTIVE).limit(1)
 
 
 def _check_concurrency(res: Resources, conn, tenant_id: int) -> None:

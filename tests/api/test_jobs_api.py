@@ -124,6 +124,29 @@ def test_idempotency_key_same_body_same_job_different_body_409(client, auth):
     _problem(client.post("/v1/jobs", json={"message": "two"}, headers=key), 409)
 
 
+def test_a_key_taken_between_the_check_and_the_insert_answers_the_first_job(
+        client, auth, settings, monkeypatch):
+    """The race the unique index settles: the insert fails, the transaction (with the
+    conversation it had inserted) is rolled back, and the first request's job answers."""
+    from sqlalchemy import false
+
+    from api.services import jobs as job_service
+    from shared.models import Conversation
+
+    key = {"Idempotency-Key": uuid.uuid4().hex, **auth}
+    first = client.post("/v1/jobs", json={"message": "one"}, headers=key).get_json()
+    with session_scope(settings.database_url) as s:
+        conversations = s.scalar(select(func.count()).select_from(Conversation))
+    # The check misses, as it does for a request racing the first one's commit.
+    monkeypatch.setattr(job_service, "_EARLIER", job_service._EARLIER.where(false()))
+    again = client.post("/v1/jobs", json={"message": "one"}, headers=key)
+    assert again.status_code == 202, again.get_data(as_text=True)
+    assert again.get_json()["job_id"] == first["job_id"]
+    _problem(client.post("/v1/jobs", json={"message": "two"}, headers=key), 409)
+    with session_scope(settings.database_url) as s:
+        assert s.scalar(select(func.count()).select_from(Conversation)) == conversations
+
+
 def test_openapi_describes_the_job_endpoints(client):
     spec = client.get("/openapi.json").get_json()
     assert spec["openapi"].startswith("3.2")
