@@ -52,8 +52,10 @@ def authenticate() -> None:
 
 
 def _key_owner(res, key: str) -> int | None:
-    with res.session() as s:
-        return tenant_id_for_key(s, key)
+    # On the DBAPI cursor (shared/driver_sql.py): the cache's misses are on every
+    # request path, a tenant's first request in each key_cache_s window.
+    with res.driver.begin() as conn:
+        return tenant_id_for_key(conn, key)
 
 
 def _default_tenant_id(res) -> int:

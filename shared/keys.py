@@ -8,6 +8,7 @@ import secrets
 from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session
 
+from shared.driver_sql import DriverConnection
 from shared.models import ApiKey, Tenant
 
 KEY_PREFIX = "sk-sunrise-"
@@ -47,9 +48,10 @@ def tenant_for_key(session: Session, key: str) -> Tenant | None:
     return row.Tenant
 
 
-def tenant_id_for_key(session: Session, key: str) -> int | None:
+def tenant_id_for_key(session: Session | DriverConnection, key: str) -> int | None:
     """The id of the tenant owning an unrevoked ``key``, or None: what every request's
-    authentication needs, read without loading ORM objects. Compares in constant time."""
+    authentication needs, read without loading ORM objects (on a session, or a
+    ``shared.driver_sql`` connection). Compares in constant time."""
     digest = hash_key(key)
     row = session.execute(_KEY_OWNER, {"digest": digest}).first()
     if row is None or not hmac.compare_digest(row.key_hash, digest):

@@ -23,6 +23,7 @@ import functools
 import logging
 import select
 import ssl
+import sys
 import threading
 import time
 
@@ -122,11 +123,21 @@ class _Gated:
         buffer = getattr(self._parser, "_buffer", None)
         if (timeout == 0 and self._sock is not None and isinstance(buffer, SocketBuffer)
                 and not buffer.unread_bytes() and not _tls_pending(self._sock)):
-            poller = select.poll()
+            poller = _os_poll()()
             poller.register(self._sock, select.POLLIN)
             if not poller.poll(0):
                 return False
         return super().can_read(timeout)
+
+
+@functools.cache
+def _os_poll():
+    """The operating system's ``select.poll``, also under gevent's monkey-patching (the
+    API's gunicorn workers). gevent's starts a watcher and turns its hub even for a zero
+    timeout: ≈ 24 µs against 2 per check, ≈ 40 µs more CPU per command with the hub's
+    turn. A zero-timeout poll never blocks, so the real one is safe among greenlets."""
+    monkey = sys.modules.get("gevent.monkey")
+    return monkey.get_original("select", "poll") if monkey is not None else select.poll
 
 
 def _tls_pending(sock) -> bool:

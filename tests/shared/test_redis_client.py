@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import select
 import ssl
+import sys
 import time
+import types
 
 import pytest
 import redis
 
+from shared import redis_client
 from shared.redis_client import SOCKET_TIMEOUT_S, dedicated_redis, redis_for
 from tests.utils.redis_urls import tls_url
 
@@ -33,6 +36,17 @@ def test_the_check_sees_what_redis_py_sees(redis_url):
         assert _answers(conn) == (False, False)
     finally:
         pool.release(conn)
+
+
+def test_the_check_polls_with_the_os_poll_under_gevents_patching(monkeypatch):
+    """gevent's patched ``select.poll`` starts a watcher and turns the hub even for a zero
+    timeout (the API's gunicorn workers): the check takes the original one."""
+    real = select.poll
+    gevent_monkey = types.SimpleNamespace(
+        get_original=lambda module, name: real if (module, name) == ("select", "poll") else None)
+    monkeypatch.setitem(sys.modules, "gevent.monkey", gevent_monkey)
+    monkeypatch.setattr(select, "poll", lambda: pytest.fail("gevent's poll was used"))
+    assert redis_client._os_poll.__wrapped__() is real
 
 
 def test_the_check_sees_a_reply_already_in_the_parsers_buffer(redis_url):
