@@ -53,3 +53,15 @@ def test_a_batch_is_written_in_order_and_guarded_by_its_terminal_event(log, redi
     # A second ending writes nothing, not even the progress events riding with it.
     assert log.publish_many(job, [("llm_call", {"round": 1}), ("failed", {})]) is None
     assert [e.event for e in log.read(job)] == ["llm_call", "thinking", "succeeded"]
+
+
+def test_a_redis_that_lost_the_script_is_given_it_again(log, redis_url):
+    """A restarted (or SCRIPT FLUSHed) Redis answers NOSCRIPT: the publish loads the
+    script and writes the events, once each."""
+    job = uuid.uuid4().hex
+    log.publish(job, "started", {"attempt": 1})
+    redis_for(redis_url).script_flush()  # every redis-py script reloads itself the same way
+    last = log.publish_many(job, [("llm_call", {"round": 1}), ("succeeded", {"n": 1})])
+    assert [(e.event, e.data) for e in log.read(job)] == [
+        ("started", {"attempt": 1}), ("llm_call", {"round": 1}), ("succeeded", {"n": 1})]
+    assert log.last_id(job) == last and log.has_terminal(job)
