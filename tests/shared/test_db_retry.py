@@ -7,9 +7,10 @@ import os
 import threading
 import time
 
+import pymysql
 import pytest
 from sqlalchemy import make_url, text
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import DBAPIError, OperationalError
 
 from shared.db_retry import (
     is_connection_lost,
@@ -17,6 +18,7 @@ from shared.db_retry import (
     is_server_full,
     is_transient,
     is_unavailable,
+    retry_transient,
 )
 from tests.utils.probe_table import engine_with_probe_table
 
@@ -127,3 +129,45 @@ def test_a_server_with_no_connection_left_is_unavailable_and_worth_retrying(sett
         with admin.begin() as conn:
             conn.execute(text(f"DROP USER IF EXISTS '{user}'@'%', '{user}'@'localhost'"))
         admin.dispose()
+
+
+def _lost_connection() -> DBAPIError:
+    return OperationalError("COMMIT", None, pymysql.err.OperationalError(2013, "Lost connection"))
+
+
+def test_a_transient_failure_is_retried_on_the_backoff_schedule_until_it_passes(monkeypatch):
+    """The first try is a plain call; the waits after failures are 0.2 s doubling up to
+    the bound, as one tenacity policy for the whole call made them."""
+    waits: list[float] = []
+    monkeypatch.setattr(time, "sleep", waits.append)
+    calls = []
+
+    @retry_transient(give_up_after_s=120, max_wait_s=1)
+    def write(value):
+        calls.append(value)
+        if len(calls) <= 5:
+            raise _lost_connection()
+        return value
+
+    assert write("x") == "x" and calls == ["x"] * 6
+    assert waits == [0.2, 0.4, 0.8, 1, 1]
+
+
+def test_a_write_is_given_up_after_its_time_and_other_errors_are_raised_at_once(monkeypatch):
+    clock = [0.0]
+    monkeypatch.setattr(time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(time, "sleep", lambda s: clock.__setitem__(0, clock[0] + s))
+    calls = []
+
+    @retry_transient(give_up_after_s=3, max_wait_s=5)
+    def write(exc):
+        calls.append(clock[0])
+        raise exc
+
+    with pytest.raises(DBAPIError):
+        write(_lost_connection())
+    assert calls == pytest.approx([0, 0.2, 0.6, 1.4, 3.0])  # the try at 3 s is the last
+    calls.clear()
+    with pytest.raises(ValueError):
+        write(ValueError("not transient"))
+    assert calls == [clock[0]]

@@ -3,8 +3,10 @@ rows they write are the rows Core writes, and their errors are the errors a
 ``Connection`` raises, so the retry policies treat them alike."""
 from __future__ import annotations
 
+import datetime as dt
 import time
 from collections.abc import Iterator
+from decimal import Decimal
 
 import pymysql
 import pytest
@@ -13,7 +15,7 @@ from sqlalchemy.exc import DBAPIError
 
 from shared.db import engine_for, make_engine
 from shared.db_retry import is_connection_lost, is_transient
-from shared.driver_sql import DriverSQL
+from shared.driver_sql import DriverSQL, _compiled
 from shared.models import Message, ToolCall
 from tests.conftest import MARIADB
 from tests.utils.jobs import create_job
@@ -69,6 +71,62 @@ def test_the_rows_written_are_those_core_writes(settings, driver):
         (row,) = conn.execute(select(messages.c.charts, messages.c.created_at).where(
             messages.c.job_id == by_driver, messages.c.role == "assistant")).all()
     assert row.charts == [{"type": "bar"}] and row.created_at is not None
+
+
+_ODD_TEXT = "Ünïcode ✓ 'quoted' \"double\" back\\slash \n\r\0\x1a 100%"
+_VALUES = [None, True, False, 0, -7, 2**40, 1.5, Decimal("0.01234"), Decimal("1E-8"), _ODD_TEXT,
+           "", b"bytes", dt.datetime(2026, 12, 1, 10, 41, 19, 7), dt.datetime(2026, 1, 2, 3, 4, 5),
+           dt.datetime(999, 1, 1), dt.datetime(2026, 12, 1, 10, 41, tzinfo=dt.UTC),
+           dt.date(2026, 12, 1), [{"type": "bar", "text": _ODD_TEXT}]]
+
+
+def test_the_sql_sent_is_the_sql_pymysql_would_send(driver):
+    """Values are made literals by the driver path itself: the text is PyMySQL's, for
+    every type a column takes here (and the types it passes to PyMySQL's escape)."""
+    with driver.begin() as conn:
+        cursor, escape = conn._cursor, conn._escape
+        assert escape is not None
+        for value in _VALUES:
+            scalar = None if isinstance(value, list) else value
+            for statement, values in (
+                    (_INSERT_TOOL_CALL, {"job_id": "j", "round": scalar, "sql": _ODD_TEXT,
+                                         "error": scalar, "created_at": scalar}),
+                    (_INSERT_MESSAGE, {"conversation_id": "c", "job_id": "j", "role": "r",
+                                       "text": _ODD_TEXT, "created_at": _VALUES[12],
+                                       "charts": value if isinstance(value, list) else None})):
+                compiled = _compiled(statement, driver.dialect, frozenset(values))
+                assert compiled.literal_sql(values, escape) == \
+                    cursor.mogrify(compiled.sql, compiled.parameters(values)), value
+
+
+def test_a_multi_row_insert_is_cut_where_pymysql_cuts_it(settings, driver, monkeypatch):
+    job_id, _ = create_job(settings, "Many rows?")
+    created = dt.datetime(2026, 12, 1, 10, 41, 19, 7)
+    rows = [{"job_id": job_id, "attempt": 1, "round": n, "sql": f"SELECT {n} -- ✓" * n,
+             "created_at": created} for n in range(1, 8)]
+    monkeypatch.setattr(pymysql.cursors.Cursor, "max_stmt_length", 700)
+    sent: list[str] = []
+    execute = pymysql.cursors.Cursor.execute
+
+    def recording(cursor, query, args=None):
+        sql = cursor.mogrify(query, args)  # PyMySQL's executemany sends bytes
+        sent.append(sql.decode() if isinstance(sql, (bytes, bytearray)) else sql)
+        return execute(cursor, query, args)
+
+    monkeypatch.setattr(pymysql.cursors.Cursor, "execute", recording)
+    with driver.begin() as conn:
+        assert conn.execute(_INSERT_TOOL_CALL, rows).rowcount == len(rows)
+    by_driver, sent[:] = list(sent), []
+    compiled = _compiled(_INSERT_TOOL_CALL, driver.dialect, frozenset(rows[0]))
+    raw = driver.engine.raw_connection()
+    try:
+        with raw.dbapi_connection.cursor() as cursor:
+            cursor.executemany(compiled.sql, [compiled.parameters(row) for row in rows])
+        raw.rollback()
+    finally:
+        raw.close()
+    assert len(by_driver) > 1 and by_driver == sent
+    assert len(_stored(driver.engine, tool_calls, job_id)) == len(rows)
 
 
 def test_a_refused_value_is_a_sqlalchemy_error_and_rolls_the_transaction_back(settings, driver):

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import datetime as dt
+import subprocess
+import sys
 import threading
 import time
 
@@ -98,6 +100,25 @@ def test_the_finished_row_built_without_a_read_is_the_row_stored(settings, fake_
     assert len(calls) == {"succeeded": 2, "failed": 0, "cancelled": 1}[ending]
     for name in CALL_FIELDS:  # the last call's row came with the final write
         assert getattr(stored, name) == sum(getattr(call, name) for call in calls), name
+
+
+_FIRST_ROW_IN_A_FRESH_PROCESS = """
+import datetime as dt
+from shared.job_view import job_to_dict
+from worker.job_store import ClaimedJob, finished_row
+now = dt.datetime(2026, 12, 1)
+job = ClaimedJob("j", 1, "c", "q", "m", 1, created_at=now, started_at=now)
+row = finished_row(job, {"status": "succeeded", "answer_text": "a", "finished_at": now})
+print(job_to_dict(row)["status"], row.queue, row.input_tokens)
+"""
+
+
+def test_a_workers_first_finished_row_is_a_usable_job(tmp_path):
+    """Built without the constructor, the first row of a process (no ORM object made
+    yet, so no mapper configured) reads like any other."""
+    done = subprocess.run([sys.executable, "-c", _FIRST_ROW_IN_A_FRESH_PROCESS],
+                          capture_output=True, text=True, timeout=60)
+    assert done.stdout.split() == ["succeeded", "None", "0"], done.stderr
 
 
 def test_a_job_commits_its_tool_rounds_calls_and_boundaries_besides_claim_and_final_write(
