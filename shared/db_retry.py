@@ -110,28 +110,41 @@ def retry_transient(*, give_up_after_s: float, max_wait_s: float) -> Callable[[F
     first_wait_s = min(_FIRST_WAIT_S, max_wait_s)
 
     def decorate(fn: F) -> F:
-        @functools.wraps(fn)
-        def first_try(*args, **kwargs):
-            started = time.monotonic()
-            try:
-                return fn(*args, **kwargs)
-            except DBAPIError as exc:
-                if not is_transient(exc) or time.monotonic() - started >= give_up_after_s:
-                    raise
-                logger.warning("database write %s failed, retrying: %s", fn.__name__, exc)
-            time.sleep(first_wait_s)
-            again = retry(
+        return _plain_first_try(
+            fn, worth_retrying=lambda exc, spent_s: is_transient(exc) and spent_s < give_up_after_s,
+            pause_s=lambda: first_wait_s,
+            then=lambda spent_s: retry(
                 retry=retry_if_exception(is_transient),
                 wait=wait_exponential(multiplier=2 * _FIRST_WAIT_S, max=max_wait_s),
-                stop=stop_after_delay(give_up_after_s - (time.monotonic() - started)),
+                stop=stop_after_delay(give_up_after_s - spent_s),
                 reraise=True,
                 before_sleep=_log_retry,
-            )(fn)
-            return again(*args, **kwargs)
-
-        return first_try  # type: ignore[return-value]
+            )(fn))
 
     return decorate
+
+
+def _plain_first_try(fn: F, *, worth_retrying: Callable[[DBAPIError, float], bool],
+                     pause_s: Callable[[], float],
+                     then: Callable[[float], Callable]) -> F:
+    """``fn`` run plainly (tenacity sets up per call: a copy of its policy and a
+    thread-local); after a failure ``worth_retrying(error, seconds spent)``, it is
+    logged, ``pause_s()`` waited, and ``then(seconds spent)`` -- a tenacity-wrapped
+    ``fn`` -- runs it from there on."""
+
+    @functools.wraps(fn)
+    def first_try(*args, **kwargs):
+        started = time.monotonic()
+        try:
+            return fn(*args, **kwargs)
+        except DBAPIError as exc:
+            if not worth_retrying(exc, time.monotonic() - started):
+                raise
+            logger.warning("database write %s failed, retrying: %s", fn.__name__, exc)
+            time.sleep(pause_s())
+            return then(time.monotonic() - started)(*args, **kwargs)
+
+    return first_try  # type: ignore[return-value]
 
 
 # Every transaction of a request that takes row locks (a submit, a cancel, a delete):
@@ -157,16 +170,6 @@ def retry_lock_conflicts(fn: F) -> F:
     only once a conflict happened.
     """
     again = _again_after_conflict(fn)
-
-    @functools.wraps(fn)
-    def first_try(*args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except DBAPIError as exc:
-            if not is_lock_conflict(exc):
-                raise
-            logger.warning("database write %s failed, retrying: %s", fn.__name__, exc)
-            time.sleep(random.uniform(0, FIRST_RETRY_JITTER_S))
-            return again(*args, **kwargs)
-
-    return first_try  # type: ignore[return-value]
+    return _plain_first_try(fn, worth_retrying=lambda exc, _spent_s: is_lock_conflict(exc),
+                            pause_s=lambda: random.uniform(0, FIRST_RETRY_JITTER_S),
+                            then=lambda _spent_s: again)
