@@ -57,7 +57,7 @@ def run(smoke: bool = False, profile: bool = False) -> dict:
         latencies = min(windows, key=lambda w: percentile(w, 99))
         ratio = max_rate / baseline
         p50, p99 = percentile(latencies, 50), percentile(latencies, 99)
-        floor = _floor(stack, keys, seconds)
+        floor = framework_floor(stack, keys, seconds)
         profiles = {}
         if profile and (ratio < RATIO_TARGET or p99 > P99_TARGET_MS):
             recording = Recording(api.pid, stack.log_dir / "api-submit.pyspy", seconds, gil=True)
@@ -91,8 +91,9 @@ def run(smoke: bool = False, profile: bool = False) -> dict:
                   profile=profiles)
 
 
-def _floor(stack: Stack, keys: list[str], seconds: float) -> dict:
-    """The same closed loop against the bare floor app (``bench/api_floor.py``)."""
+def framework_floor(stack: Stack, keys: list[str], seconds: float) -> dict:
+    """The same closed loop against the bare floor app (``bench/api_floor.py``): its
+    ``rate`` (req/s) and ``cpu`` (ms per request, per process)."""
     api_floor.prepare(stack.settings.database_url)
     server, base_url = stack.start_gunicorn("api-floor", "bench.api_floor:create_app()")
     _closed_loop(base_url, keys, 0.5, api_floor.PATH)

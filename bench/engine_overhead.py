@@ -10,6 +10,7 @@ first submit to the last completion.
 from __future__ import annotations
 
 import logging
+import os
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -17,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 from sqlalchemy import func, select
 
-from bench import worker_floor
+from bench import api_submit, worker_floor
 from bench.figures import QUESTION, CpuMeter, cpu_rows, result, row
 from bench.noop_worker import DONE_KEY, NOOP_TASK
 from bench.profiling import Recording
@@ -32,6 +33,7 @@ logger = logging.getLogger(__name__)
 TARGET = 0.30
 WORKER_CPU_TARGET_MS = 8.0  # 2 model rounds, 1 query, a 0 ms model
 SUBMITTERS = 8
+CORES = len(os.sched_getaffinity(0))
 NOOP_QUEUE = "bench-noop"
 
 
@@ -70,6 +72,7 @@ def run(smoke: bool = False, profile: bool = False) -> dict:
         ratio = job_rate / noop_rate
         statuses = _statuses(stack)
         floor_calls = worker_floor.measure(stack, 20 if smoke else worker_floor.REPEATS)
+        api_floor_ms = api_submit.framework_floor(stack, [key], 1.0 if smoke else 4.0)["cpu"]["api"]
         profiles = {}
         if profile and ratio < TARGET:
             profiles = _profile(stack, base_url, key, worker, api, jobs, job_rate)
@@ -85,6 +88,13 @@ def run(smoke: bool = False, profile: bool = False) -> dict:
                     "a job cannot avoid, made bare; bench/worker_floor.py) and ours above it",
                     f"{floor:.1f} ms floor · {cpu['worker'] - floor:.1f} ms ours",
                     f"{cpu['worker']:.1f} ms (the worker)", cpu["worker"] / floor, "report"))
+    bound = at_the_floors(floor, api_floor_ms, cpu["offline model"])
+    rows.append(row("1 engine overhead", f"jobs/s at the floors, at most: {CORES} cores ÷ (the "
+                    "worker's floor + the API's framework floor + the offline model's CPU per "
+                    "job); MariaDB, Redis and the bench's clients counted as free",
+                    f"{bound:.0f} jobs/s ({floor:.1f} + {api_floor_ms:.1f} + "
+                    f"{cpu['offline model']:.1f} ms)", f"{noop_rate:.0f} tasks/s",
+                    bound / noop_rate, "report"))
     return result("engine_overhead", smoke, rows, jobs=jobs, noop_tasks=noops,
                   worker_concurrency=concurrency, job_statuses=statuses,
                   rounds={"jobs_per_s": [round(r, 2) for r in job_rates],
@@ -93,7 +103,17 @@ def run(smoke: bool = False, profile: bool = False) -> dict:
                   floor_ms_per_call={**{k: round(v, 3) for k, v in floor_calls.items()},
                                      "celery task (no-op worker)": min(noop_task_ms)},
                   floor_calls_per_job=worker_floor.PER_JOB, floor_ms_per_job=round(floor, 2),
+                  api_floor_ms_per_submit=api_floor_ms, jobs_per_s_at_the_floors=round(bound, 1),
                   profile=profiles)
+
+
+def at_the_floors(worker_ms: float, api_ms: float, model_ms: float) -> float:
+    """An upper bound on full-stack jobs/s on this machine's cores if the worker and the
+    API each spent only their floor per job: the offline model's CPU is the test double's
+    own (the same per call in every configuration), and MariaDB, Redis and the clients
+    submitting are left out, so any real stack is slower. Below ``TARGET`` × the no-op
+    rate, no code on these libraries meets the ratio here."""
+    return CORES * 1000.0 / (worker_ms + api_ms + model_ms)
 
 
 def run_noop_tasks(stack: Stack, count: int) -> float:
