@@ -159,6 +159,8 @@ class Job(UsageColumns, Base):
     __tablename__ = "jobs"
     __table_args__ = (
         Index("ix_jobs_tenant_created", "tenant_id", "created_at"),
+        # A tenant's jobs in flight, counted by every submit from the index alone.
+        Index("ix_jobs_tenant_status", "tenant_id", "status", "batch_id"),
         Index("ix_jobs_status_heartbeat", "status", "heartbeat_at"),
         Index("ix_jobs_batch", "batch_id"),
         Index("ix_jobs_dataset", "dataset_id", "dataset_version"),
