@@ -34,7 +34,7 @@ def test_engine_overhead_measures_both_rates():
     assert details["job_statuses"] == {"succeeded": details["jobs"] + 4}
     assert outcome["rows"][0]["ratio"] > 0
     assert details["cpu_ms_per_job"]["worker"] > 0
-    worker_cpu, every_process, floor = outcome["rows"][1:]
+    worker_cpu, every_process, floor, at_the_floors = outcome["rows"][1:]
     assert worker_cpu["measure"].startswith("worker CPU per job") and worker_cpu["target"]
     assert "mariadb" in every_process["value"] and "redis" in every_process["value"]
     # The libraries' floor: every kind of call measured, and below what the worker spent.
@@ -43,6 +43,10 @@ def test_engine_overhead_measures_both_rates():
     assert all(ms > 0 for ms in details["floor_ms_per_call"].values())
     assert 0 < details["floor_ms_per_job"] < details["cpu_ms_per_job"]["worker"]
     assert floor["ratio"] > 1 and "floor" in floor["value"]
+    # At the floors the stack could only be faster than it was: an upper bound.
+    assert details["api_floor_ms_per_submit"] > 0
+    assert details["jobs_per_s_at_the_floors"] > max(details["rounds"]["jobs_per_s"])
+    assert at_the_floors["ratio"] > outcome["rows"][0]["ratio"]
 
 
 def test_conversations_per_worker_reports_ratio_and_memory():
@@ -79,12 +83,16 @@ def test_api_submit_measures_rate_and_latency():
 
     outcome = api_submit.run(smoke=True)
     _check_shape(outcome, "api_submit")
-    rate, latency, api_cpu, _, floor_rate, floor_cpu = outcome["rows"]
+    rate, latency, api_cpu, _, floor_rate, floor_cpu, contract_rate, contract_cpu = outcome["rows"]
     assert rate["ratio"] > 0
     # The bare framework does less per request than the API, so it is cheaper and faster.
     assert floor_rate["ratio"] > rate["ratio"]
     assert outcome["details"]["floor_cpu_ms_per_request"]["api"] > 0
     assert floor_cpu["ratio"] > 1
+    # The contract floor does what a submit must, bare: measured, and both sides counted.
+    contract = outcome["details"]["contract_floor_cpu_ms_per_request"]
+    assert contract["api"] > 0 and contract["mariadb"] > 0 and contract_rate["ratio"] > 0
+    assert contract_cpu["ratio"] > 0 and "floor" in contract_cpu["value"]
     assert api_cpu["measure"] == "api CPU per submit" and api_cpu["target"] == "≤ 2.5 ms"
     assert "/" in latency["value"] and outcome["details"]["latency_samples"] > 0
 
