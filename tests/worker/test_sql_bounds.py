@@ -10,11 +10,13 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+import duckdb
 import pytest
 
 from shared.text_limits import ERROR_CHARS
 from tests.utils.sql_text import run_shown
 from worker.query_result import MAX_CELL_CHARS, MAX_COLUMNS
+from worker.result_sql import _bounded_select, bounded_rows_sql
 from worker.sql_sandbox import KILL_GRACE_S, SqlSandbox
 from worker.tools.sql_result_text import MAX_TEXT_CHARS, TEXT_BUDGET_CHARS
 
@@ -172,3 +174,26 @@ def test_no_result_shows_where_the_files_are(flights_sandbox, flights_db, sql):
     result = run_shown(flights_sandbox, sql, 1)
     assert result.is_error
     assert str(flights_db.parent) not in result.text and "/root" not in result.text
+
+
+def test_sizes_measured_from_the_values_are_duckdbs_own():
+    # Rows of number-like, text and blob columns come without DuckDB's size column;
+    # the size decode works out must be the one DuckDB's expression gives.
+    types = ["INTEGER", "VARCHAR", "BLOB", "DOUBLE", "VARCHAR"]
+    inner = ("SELECT * FROM (VALUES (1, 'e\u0301', '\\xAA\\x00'::BLOB, 1.5, NULL), "
+             "(NULL, '🦆👨‍👩‍👧', NULL, NULL, repeat('ü', 1500)), "
+             "(3, '', repeat('\\xFF', 900)::BLOB, 2.0, repeat('x', 1001)), "
+             "(4, NULL, ''::BLOB, -1.0, 'a\u0000b')) AS v(a, b, c, d, e)")
+    bounded = bounded_rows_sql(inner, types, 10)
+    assert bounded.measured is not None and "_size" not in bounded.sql
+    select, size, _kinds, _widest, _measured = _bounded_select(types)
+    sized = (f"SELECT {', '.join(select)}, {size}\nFROM (\n{inner}\n) AS "
+             f"t(c0, c1, c2, c3, c4)")
+    con = duckdb.connect()
+    try:
+        measured = [bounded.decode(row) for row in con.execute(bounded.sql).fetchall()]
+        expected = [(row[:-1], row[-1]) for row in con.execute(sized).fetchall()]
+    finally:
+        con.close()
+    assert measured == expected
+    assert bounded_rows_sql(inner, [*types, "INTEGER[]"], 10).measured is None
