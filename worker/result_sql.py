@@ -110,17 +110,17 @@ def one_pass_sql(inner_sql: str, columns: Sequence[str], types: Sequence[str], l
 
     Its single row is ``summary_sql``'s (read it with ``read_summary``) plus a last
     value: the list of the first ``limit`` rows ``bounded_rows_sql`` would fetch, in the
-    same order, each a tuple that ``decode`` reads; the caller stops at ``max_bytes`` as
-    it does fetching them. ``row_number() OVER ()`` numbers the rows in the order the
-    statement gives them (a streaming window: nothing is held), and ``list(... ORDER BY
-    _n)`` keeps that order whatever threads the aggregate runs on. A row past ``limit``
-    is counted and summarised but never built (``CASE``). When ``limit`` rows could
-    render to more than ``LIST_BUDGETS`` times ``max_bytes``, the list also stops at the
-    row whose running size passes ``max_bytes`` (a second streaming window), so it stays
-    small however wide the rows; otherwise that window, about 1 ms of planning, is left
-    out.
+    same order, each a tuple that ``decode`` reads (sized as that query's rows are); the
+    caller stops at ``max_bytes`` as it does fetching them. ``row_number() OVER ()``
+    numbers the rows in the order the statement gives them (a streaming window: nothing
+    is held), and ``list(... ORDER BY _n)`` keeps that order whatever threads the
+    aggregate runs on. A row past ``limit`` is counted and summarised but never built
+    (``CASE``). When ``limit`` rows could render to more than ``LIST_BUDGETS`` times
+    ``max_bytes``, the list also stops at the row whose running size passes
+    ``max_bytes`` (a second streaming window), so it stays small however wide the rows;
+    otherwise that window, about 1 ms of planning, is left out.
     """
-    select, size, kinds, widest, _measured = _bounded_select(types)
+    select, size, kinds, widest, measured = _bounded_select(types)
     first = f"_n <= {int(limit)}"
     kept, source = first, (f"SELECT *, row_number() OVER () AS _n\n"
                            f"FROM (\n{inner_sql}\n) AS t({_aliases(len(types))})")
@@ -128,10 +128,12 @@ def one_pass_sql(inner_sql: str, columns: Sequence[str], types: Sequence[str], l
         kept = f"{first} AND (_n = 1 OR _upto <= {int(max_bytes)})"
         source = (f"SELECT *, sum(CASE WHEN {first} THEN {size} END) "
                   f"OVER (ROWS UNBOUNDED PRECEDING) AS _upto\nFROM ({source})")
+        measured = None  # the size is computed in DuckDB anyway
+    listed = ", ".join(select) if measured is not None else f"{', '.join(select)}, {size}"
     sql = (f"SELECT {', '.join(_summary_select(columns, types))}, "
-           f"list(CASE WHEN {first} THEN row({', '.join(select)}, {size}) END ORDER BY _n) "
+           f"list(CASE WHEN {first} THEN row({listed}) END ORDER BY _n) "
            f"FILTER (WHERE {kept})\nFROM ({source})")
-    return BoundedQuery(sql, kinds)
+    return BoundedQuery(sql, kinds, measured)
 
 
 def _bounded_select(types: Sequence[str]) -> tuple[list[str], str, tuple[str, ...], int,
