@@ -11,18 +11,28 @@ Only that case: an error that arrives before the stream starts has already been
 retried by the SDK, and a non-retryable error type fails at once.
 
 The SDK sends the request; its events are read raw (``worker/message_events.py``),
-not through the SDK's per-event objects.
+not through the SDK's per-event objects. The request goes through the SDK's
+``client.post`` (its auth, headers, retries and errors) with the body encoded once by
+the SDK's own JSON encoder: ``messages.create`` would copy the whole body first (its
+walk for file inputs, iterators and models that ours never holds) and check and
+re-pack its arguments, for every call. With the SDK's tracing on, ``create`` is
+called as such: its spans read the request from the arguments.
 """
 from __future__ import annotations
 
 import dataclasses
 import logging
 import time
+import warnings
 from collections.abc import Callable
 from typing import Any
 
 import anthropic
+import httpx2
+from anthropic._constants import RAW_RESPONSE_HEADER
+from anthropic._data import DEPRECATED_MODELS, MODELS_TO_WARN_WITH_THINKING_ENABLED
 from anthropic._models import FinalRequestOptions
+from anthropic._utils._json import openapi_dumps
 
 from worker.llm_errors import (
     error_type,
@@ -65,11 +75,13 @@ def stream_message(
     retries = 0
     while True:
         try:
-            with client.messages.with_streaming_response.create(
-                    **params, stream=True, timeout=timeout) as response:
-                message = read_message(client, response.http_response,
-                                       MessageBuilder(on_text, on_block_end), on_read)
-                return StreamResult(message, retries)
+            response = _open(client, params, timeout)
+            try:
+                message = read_message(client, response, MessageBuilder(on_text, on_block_end),
+                                       on_read)
+            finally:
+                response.close()
+            return StreamResult(message, retries)
         except anthropic.APIError as exc:
             if not is_retryable_mid_stream(exc) or retries >= budget:
                 # Before the stream started, the SDK itself spent its whole budget.
@@ -85,3 +97,38 @@ def stream_message(
                            budget, pause)
             on_retry(retries, kind or "error")
             sleep(pause)
+
+
+# The SDK's ``with_streaming_response`` marker: the response comes back with its body unread.
+_STREAMED = {RAW_RESPONSE_HEADER: "stream"}
+
+
+def _open(client: anthropic.Anthropic, params: dict, timeout: float) -> httpx2.Response:
+    """The streaming response to ``POST /v1/messages`` with ``params``, its body unread;
+    raises the SDK's errors once its retries before the stream are spent."""
+    if client._tracer is not None:
+        return client.messages.with_streaming_response.create(
+            **params, stream=True, timeout=timeout).__enter__().http_response
+    model = params["model"]
+    if model in DEPRECATED_MODELS or model in MODELS_TO_WARN_WITH_THINKING_ENABLED:
+        _warn_as_create(model, params.get("thinking"))
+    return client.post("/v1/messages", cast_to=httpx2.Response,
+                       content=openapi_dumps({**params, "stream": True}),
+                       options={"timeout": timeout, "headers": _STREAMED}, stream=True)
+
+
+def _warn_as_create(model: str, thinking: dict | None) -> None:
+    # ``messages.create``'s own warnings, word for word.
+    if model in DEPRECATED_MODELS:
+        warnings.warn(
+            f"The model '{model}' is deprecated and will reach end-of-life on "
+            f"{DEPRECATED_MODELS[model]}.\nPlease migrate to a newer model. Visit "
+            "https://docs.anthropic.com/en/docs/resources/model-deprecations for more "
+            "information.", DeprecationWarning, stacklevel=4)
+    if model in MODELS_TO_WARN_WITH_THINKING_ENABLED and thinking and \
+            thinking["type"] == "enabled":
+        warnings.warn(
+            f"Using Claude with {model} and 'thinking.type=enabled' is deprecated. Use "
+            "'thinking.type=adaptive' instead which results in better model performance in "
+            "our testing: https://platform.claude.com/docs/en/build-with-claude/"
+            "adaptive-thinking", UserWarning, stacklevel=4)
