@@ -47,6 +47,12 @@ _NUMBER = re.compile(
     r"|\d{1,3}(?:[\u00a0\u202f\u2009]\d{3})+(?:\.\d+)?(?!\d)"
     r"|\d+(?:\.\d+)?|\.\d+)"
 )
+_NO_SEPARATORS = str.maketrans(dict.fromkeys(GROUP_SEPARATORS))
+_FOUR_DIGITS = re.compile(r"\d{4}")
+_ANY_DIGIT = re.compile(r"\d")
+# The longest text a _NUMBER match may hold before its first digit: "USD " or "US$", a
+# sign, a currency sign, and the point of ".5".
+_NUMBER_LEAD = 7
 _AFTER = re.compile(
     r"(?:(?P<times>[x×](?![A-Za-z]))"
     r"|(?P<attached>bn|Bn|[kKMBTm](?![A-Za-z])|(?:st|nd|rd|th)(?![A-Za-z])|[A-Za-z_]+))?"
@@ -62,6 +68,16 @@ _HEDGES: list[tuple[Hedge, re.Pattern]] = [
                          r"close\s+to|an\s+estimated|on\s+the\s+order\s+of)|[~≈])\s*$",
                          re.IGNORECASE)),
 ]
+# A hedge ends the 40 characters before a figure (trailing space aside) with one of these
+# words or signs (the last word of each phrase above): cheaper to rule out than the three
+# searches, whose ``$`` makes them try every position of the window.
+_HEDGE_ENDINGS = (
+    "over", "above", "exceeding", "than", "least", "of", ">", "≥",
+    "under", "below", "nearly", "almost", "to", "most", "<", "≤",
+    "about", "around", "roughly", "approximately", "approx", "approx.", "circa", "some",
+    "estimated", "~", "≈")
+# What IGNORECASE also takes for an ASCII letter and ``str.lower`` leaves alone.
+_CASE_FOLDS = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s"})
 _NOT_FIGURE_BEFORE = re.compile(
     r"(?:\bquer(?:y|ies)(?:[\s_-]?ids?)?\s*(?:#|no\.?|number|=|:)?\s*"
     r"(?:\d+\s*(?:,|and|&)\s*)*"
@@ -111,13 +127,26 @@ def find_figures(text: str) -> list[Figure]:
         if not _overlaps(taken, figure.start, figure.end):
             figures.append(figure)
             taken.append((figure.start, figure.end))
-    for match in _NUMBER.finditer(text):
+    for match in _numbers(text):
         if _overlaps(taken, match.start(), match.end()):
             continue
         figure = _number(text, match)
         if figure is not None:
             figures.append(figure)
     return sorted(figures, key=lambda f: f.start)
+
+
+def _numbers(text: str):
+    """``_NUMBER.finditer(text)``, its search started near each digit: the pattern opens
+    with optional parts (currency, sign), so a plain scan tries them at every character;
+    a match starts at most ``_NUMBER_LEAD`` characters before its first digit."""
+    pos = 0
+    while (digit := _ANY_DIGIT.search(text, pos)) is not None:
+        match = _NUMBER.search(text, max(pos, digit.start() - _NUMBER_LEAD))
+        if match is None:  # never: the digit alone is a match
+            return
+        yield match
+        pos = match.end()  # a match holds a digit: never empty
 
 
 def parse_plain_number(text: str) -> float | None:
@@ -147,12 +176,13 @@ def _overlaps(spans: list[tuple[int, int]], start: int, end: int) -> bool:
 
 def _dates_and_times(text: str) -> list[Figure]:
     found = []
-    for m in _DATE.finditer(text):
+    # Each pattern needs its separator: "-" (dates), "/" (US dates).
+    for m in _DATE.finditer(text) if "-" in text else ():
         year, month, day = int(m.group(1)), int(m.group(2)), m.group(3)
         iso = f"{m.group(1)}-{m.group(2)}" + (f"-{day}" if day else "")
         if _valid_date(year, month, int(day) if day else 1):
             found.append(Figure(m.group(0), m.start(), float(year), "date", iso=iso))
-    for m in _US_DATE.finditer(text):
+    for m in _US_DATE.finditer(text) if "/" in text else ():
         month, day, year = int(m.group(1)), int(m.group(2)), int(m.group(3))
         if _valid_date(year, month, day):
             found.append(Figure(m.group(0), m.start(), float(year), "date",
@@ -213,14 +243,14 @@ def _number(text: str, m: re.Match) -> Figure | None:
     end = after.end() if (attached or percent or word or after.group("times")) else m.end()
     if _skipped_context(text, start, m.end()):
         return None
-    digits = num.replace(",", "").translate({ord(c): None for c in GROUP_SEPARATORS})
+    digits = num.translate(_NO_SEPARATORS)
     value = float(digits)
     if sign:
         value = -value
     integer, _, fraction = digits.partition(".")
     trailing = len(integer) - len(integer.rstrip("0")) if not fraction and integer.strip("0") else 0
     kind: Kind = "number"
-    if (re.fullmatch(r"\d{4}", num) and 1800 <= value <= 2100 and not (sign or currency or percent)
+    if (_FOUR_DIGITS.fullmatch(num) and 1800 <= value <= 2100 and not (sign or currency or percent)
             and scale == 1.0 and not after.group("times")):
         kind = "year"
     return Figure(text[start:end], start, value * scale, kind, len(fraction), trailing, scale,
@@ -229,7 +259,11 @@ def _number(text: str, m: re.Match) -> Figure | None:
 
 def _skipped_context(text: str, start: int, end: int) -> bool:
     """Query ids, chart references, ranks and list markers are labels, not figures."""
-    if _NOT_FIGURE_BEFORE.search(text, max(0, start - 40), start):
+    before = text[max(0, start - 40):start]
+    # _NOT_FIGURE_BEFORE needs "quer", "chart" or "#" (ruled out first: cheaper than its
+    # search, which tries every position)
+    if ("#" in before or "quer" in before.lower() or "chart" in before.lower()) and \
+            _NOT_FIGURE_BEFORE.search(text, max(0, start - 40), start):
         return True
     line_start = text.rfind("\n", 0, start) + 1
     return not text[line_start:start].strip() and bool(_LIST_MARKER_AFTER.match(text, end))
@@ -237,6 +271,8 @@ def _skipped_context(text: str, start: int, end: int) -> bool:
 
 def _hedge(text: str, start: int) -> Hedge | None:
     window = text[max(0, start - 40):start]
+    if not window.rstrip().translate(_CASE_FOLDS).lower().endswith(_HEDGE_ENDINGS):
+        return None
     for name, pattern in _HEDGES:
         if pattern.search(window):
             return name
