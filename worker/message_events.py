@@ -14,6 +14,7 @@ the two equal on the recorded real-API streams and the offline model's.
 from __future__ import annotations
 
 import re
+import typing
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -21,11 +22,23 @@ import anthropic
 import httpx
 import pydantic
 from anthropic._models import construct_type
+from anthropic.types import ContentBlock
 from jiter import from_json
 
 # Blocks whose ``input`` arrives as ``input_json_delta`` pieces (the SDK's TRACKS_TOOL_INPUT).
 TOOL_INPUT_BLOCKS = frozenset({"tool_use", "server_tool_use"})
 _EVENT_END = re.compile(rb"\r\n\r\n|\n\n|\r\r")
+
+
+def _block_classes() -> dict[str, type[pydantic.BaseModel]]:
+    # The SDK's content block classes by their ``type``: the members of its ContentBlock
+    # union, each with a ``type: Literal[...]`` field.
+    union = typing.get_args(ContentBlock)[0]
+    return {name: cls for cls in typing.get_args(union)
+            for name in typing.get_args(cls.model_fields["type"].annotation)}
+
+
+BLOCK_CLASSES = _block_classes()
 
 
 def sse_events(chunks: Iterable[bytes]) -> Iterator[tuple[str, bytes]]:
@@ -158,9 +171,19 @@ class MessageBuilder:
         """The reply as the SDK's ``Message``; raises RuntimeError when no event came."""
         if self.snapshot is None:
             raise RuntimeError("the stream ended before its message_start event")
-        for index, block in enumerate(self.snapshot["content"]):
+        content = self.snapshot["content"]
+        for index, block in enumerate(content):
             self._finish_input(index, block)  # blocks a cut-off stream never closed
-        try:  # pydantic-core validates in one pass: ~20x cheaper than the SDK's construction
+        # pydantic-core validates in one pass: ~20x cheaper than the SDK's construction.
+        # Each block is validated as the class its type names: the message's content is
+        # a union the SDK tells apart by ``type``, which pydantic would try member by
+        # member (half of the validation's time); the message then takes them as they are.
+        try:
+            classes = [BLOCK_CLASSES.get(block.get("type")) if type(block) is dict else None
+                       for block in content]
+            if all(classes):
+                return anthropic.types.Message.model_validate({**self.snapshot, "content": [
+                    cls.model_validate(block) for cls, block in zip(classes, content)]})
             return anthropic.types.Message.model_validate(self.snapshot)
         except pydantic.ValidationError:  # a block type this SDK does not know: as its stream
             return construct_type(type_=anthropic.types.Message, value=self.snapshot)
