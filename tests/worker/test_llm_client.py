@@ -70,6 +70,12 @@ def test_the_kept_urls_and_headers_are_the_sdks_own(settings):
             sdks = twin._build_request(options, retries_taken=retries)
             assert (ours.method, ours.url, ours.headers.raw, ours.content) == \
                 (sdks.method, sdks.url, sdks.headers.raw, sdks.content)
+    # The httpx client's own headers, changed in place, are merged anew.
+    options = FinalRequestOptions.construct(method="post", url="/v1/messages", timeout=60.0)
+    client._client.headers["X-Extra"] = "1"
+    assert client._build_request(options).headers["X-Extra"] == "1"
+    del client._client.headers["X-Extra"]
+    assert "X-Extra" not in client._build_request(options).headers
     # A request's headers are its own: changing them leaves the next request's alone.
     options = FinalRequestOptions.construct(method="post", url="/v1/messages", timeout=60.0)
     client._build_headers(options).pop("Content-Type")
