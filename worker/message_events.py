@@ -64,10 +64,19 @@ class SseSplitter:
                 raws.append(pending[start:end.start()])
                 start = end.end()
             self.pending = pending[start:]
-        else:  # LF only, as the API sends: one split in C
-            raws = pending.split(b"\n\n")
-            self.pending = raws.pop()
-        return [event for event in map(_parse_event, raws) if event is not None]
+            return [event for event in map(_parse_event, raws) if event is not None]
+        # LF only, as the API sends: one split in C, and each event of the API's shape
+        # ("event: <name>\ndata: <one line>") read in place
+        raws = pending.split(b"\n\n")
+        self.pending = raws.pop()
+        events = []
+        for raw in raws:
+            head, found, data = raw.partition(b"\ndata: ")
+            if found and head[:7] == b"event: " and b"\n" not in data and b"\n" not in head:
+                events.append((head[7:].decode(), data))
+            elif (event := _parse_event(raw)) is not None:
+                events.append(event)
+        return events
 
     def end(self) -> list[tuple[str, bytes]]:
         """The last event, when the stream ended without its blank line."""
