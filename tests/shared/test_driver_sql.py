@@ -236,3 +236,34 @@ def test_an_unreachable_server_is_a_lost_connection():
         assert is_connection_lost(info.value)
     finally:
         engine.dispose()
+
+
+def test_column_descriptions_come_from_the_cache_as_pymysql_parses_them(settings, driver):
+    """A statement's columns are parsed once per process (shared.db.CachingConnection):
+    the description, the rows and their Python types are what plain PyMySQL gives, and
+    a column of the same name but another type is another description."""
+    from shared.db import CachingConnection
+
+    job_id, _ = create_job(settings, "Described?")
+    sql = ("SELECT m.id, m.role, m.text, m.created_at, m.charts, CAST(m.id AS CHAR) AS id2 "
+           "FROM messages m WHERE m.job_id = %s")
+    other = "SELECT m.role AS id FROM messages m WHERE m.job_id = %s"
+    raw = driver.engine.raw_connection()
+    try:
+        assert isinstance(raw.dbapi_connection, CachingConnection)
+        plain = pymysql.connect(**MARIADB, database=driver.engine.url.database,
+                                charset="utf8mb4")
+        try:
+            for statement in (sql, sql, other):
+                with raw.dbapi_connection.cursor() as cached, plain.cursor() as expected:
+                    cached.execute(statement, (job_id,))
+                    expected.execute(statement, (job_id,))
+                    assert cached.description == expected.description
+                    assert cached.fetchall() == expected.fetchall()
+                    assert [type(v) for v in cached._rows[0]] == \
+                        [type(v) for v in expected._rows[0]]
+        finally:
+            plain.close()
+        raw.rollback()
+    finally:
+        raw.close()
