@@ -35,7 +35,7 @@ from shared.keys import get_or_create_tenant
 logger = logging.getLogger(__name__)
 
 QUESTION = "How many flights did each carrier fly?"
-TARGET = 0.85
+TARGET = 0.60  # issue 18 (the standing 0.85 before it)
 RSS_TARGET_MB = 400
 CALLS_PER_JOB = 2
 # Rounds measured after the warm-up; the one of least worker CPU counts (the floor's
