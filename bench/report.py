@@ -40,7 +40,10 @@ def _commit() -> str:
                               text=True, timeout=10, check=False).stdout.strip()
     try:
         head = git("rev-parse", "--short", "HEAD") or "unknown"
-        return head + (" + uncommitted changes" if git("status", "--porcelain") else "")
+        # The run's own outputs (a previous run's) are not changes to what is measured.
+        changed = git("status", "--porcelain", "--", ".", ":!BENCHMARKS.md",
+                      ":!bench/results.json")
+        return head + (" + uncommitted changes" if changed else "")
     except (OSError, subprocess.SubprocessError):
         return "unknown"
 
