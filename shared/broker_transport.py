@@ -28,14 +28,14 @@ per message each way).
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import logging
 from time import time
 
 from kombu.transport import redis as kombu_redis
 from kombu.transport import virtual
 from kombu.utils.json import dumps
-from redis.exceptions import NoScriptError
+
+from shared.redis_client import LuaScript
 
 logger = logging.getLogger(__name__)
 
@@ -44,26 +44,11 @@ def _detached(channel) -> bool:
     return getattr(channel.connection, "client", None) is None
 
 
-class _Script:
-    """A Lua script sent as EVALSHA (loaded again after a Redis restart)."""
-
-    def __init__(self, source: str):
-        self.source = source
-        self.sha = hashlib.sha1(source.encode()).hexdigest()
-
-    def __call__(self, client, keys: tuple, *args) -> None:
-        try:
-            client.evalsha(self.sha, len(keys), *keys, *args)
-        except NoScriptError:
-            client.script_load(self.source)
-            client.evalsha(self.sha, len(keys), *keys, *args)
-
-
 # kombu_redis.QoS.append and QoS._remove_from_indices, as scripts. KEYS: the unacked
 # index (sorted set, delivery time) and the unacked hash (the message to restore).
-_DELIVERED = _Script("redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])\n"
+_DELIVERED = LuaScript("redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])\n"
                      "redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])")
-_SETTLED = _Script("redis.call('ZREM', KEYS[1], ARGV[1])\n"
+_SETTLED = LuaScript("redis.call('ZREM', KEYS[1], ARGV[1])\n"
                    "redis.call('HDEL', KEYS[2], ARGV[1])")
 
 

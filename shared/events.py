@@ -6,7 +6,6 @@ A publish is one Lua script: the guard, the entries and the expiry in one round 
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import re
@@ -14,7 +13,8 @@ from collections.abc import Iterable
 from typing import Any, NamedTuple, Protocol
 
 import redis
-from redis.exceptions import NoScriptError
+
+from shared.redis_client import LuaScript
 
 logger = logging.getLogger(__name__)
 
@@ -82,7 +82,7 @@ end
 redis.call('EXPIRE', KEYS[1], ARGV[2])
 return id
 """
-_PUBLISH_SHA = hashlib.sha1(_PUBLISH.encode()).hexdigest()
+_PUBLISH_SCRIPT = LuaScript(_PUBLISH)
 
 # An event's data as JSON: the bytes json.dumps(data, default=str, separators=(",", ":"))
 # gives, from one encoder (json.dumps builds one per call when given options), and
@@ -116,18 +116,10 @@ class EventLog:
         """
         key = stream_key(self.kind, object_id)
         last = events[-1][0]
-        # The script's two keys, then its ARGV.
-        args: list[Any] = [key, f"{key}:terminal", self.maxlen, self.ttl_s,
-                           last if last in TERMINAL_EVENTS else ""]
+        argv: list[Any] = [self.maxlen, self.ttl_s, last if last in TERMINAL_EVENTS else ""]
         for event, data in events:
-            args += (event, _to_json(data))
-        # EVALSHA itself, as redis-py's Script object sends it, without its per-call
-        # work (≈ 8 µs a publish here); a Redis that lost the script gets it again.
-        try:
-            entry_id = self.client.evalsha(_PUBLISH_SHA, 2, *args)
-        except NoScriptError:
-            self.client.script_load(_PUBLISH)
-            entry_id = self.client.evalsha(_PUBLISH_SHA, 2, *args)
+            argv += (event, _to_json(data))
+        entry_id = _PUBLISH_SCRIPT(self.client, (key, f"{key}:terminal"), *argv)
         return entry_id.decode() if isinstance(entry_id, bytes) else entry_id
 
     def last_id(self, object_id: str) -> str:

@@ -7,9 +7,9 @@ import uuid
 
 from kombu.transport import redis as kombu_redis
 
-from shared import broker_transport
 from shared.celery_factory import make_celery
 from shared.config import Settings
+from shared.redis_client import LuaScript
 
 
 class _Delivered:
@@ -43,7 +43,7 @@ def test_append_and_ack_write_what_kombu_writes(redis_url):
 
 def test_a_script_redis_does_not_know_is_loaded_and_run(redis_url):
     # A script of a source no Redis has seen: as after a restart, EVALSHA answers NOSCRIPT.
-    script = broker_transport._Script(f"-- {uuid.uuid4()}\nredis.call('SET', KEYS[1], ARGV[1])")
+    script = LuaScript(f"-- {uuid.uuid4()}\nredis.call('SET', KEYS[1], ARGV[1])")
     with make_celery(Settings(redis_url=redis_url)).connection_for_write() as conn:
         client = conn.default_channel.client
         script(client, ("sunrise:test:script",), "ran")
