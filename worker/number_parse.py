@@ -259,10 +259,10 @@ def _number(text: str, m: re.Match) -> Figure | None:
 
 def _skipped_context(text: str, start: int, end: int) -> bool:
     """Query ids, chart references, ranks and list markers are labels, not figures."""
-    before = text[max(0, start - 40):start]
+    before = text[max(0, start - 40):start].lower()
     # _NOT_FIGURE_BEFORE needs "quer", "chart" or "#" (ruled out first: cheaper than its
     # search, which tries every position)
-    if ("#" in before or "quer" in before.lower() or "chart" in before.lower()) and \
+    if ("#" in before or "quer" in before or "chart" in before) and \
             _NOT_FIGURE_BEFORE.search(text, max(0, start - 40), start):
         return True
     line_start = text.rfind("\n", 0, start) + 1
