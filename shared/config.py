@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import AliasChoices, Field, field_validator, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from shared.claude_models import ModelPrice
 from shared.claude_models import price_for as table_price
@@ -115,7 +115,16 @@ class Settings(BaseSettings):
     worker_metrics_host: str = "127.0.0.1"
     worker_metrics_port: int = 9808
 
-    # Batches.
+    # Outbound connections a tenant names (dataset sources, webhooks): shared/outbound.py,
+    # docs/outbound.md. Public addresses are allowed; private, loopback, link-local and
+    # metadata ones only when listed here (comma-separated host[:port] or CIDR); the app's
+    # database and Redis never. Drivers wait at most connect_timeout_s to connect and
+    # read_timeout_s for one read or write.
+    outbound_allow: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    outbound_connect_timeout_s: float = Field(default=10.0, gt=0)
+    outbound_read_timeout_s: float = Field(default=300.0, gt=0)
+
+    # Batches. webhook_allowed_hosts: deprecated, merged into outbound_allow.
     webhook_allowed_hosts: list[str] = Field(default_factory=list)
     webhook_secret: str = "dev-webhook-secret"
     webhook_timeout_s: float = 10.0
@@ -137,6 +146,22 @@ class Settings(BaseSettings):
     # Fernet keys sealing stored secrets (a live dataset's URL), comma-separated: the
     # first seals, all open (shared/sealed.py). The default is public: development only.
     secret_keys: str = DEV_SECRET_KEYS
+
+    @field_validator("outbound_allow", mode="before")
+    @classmethod
+    def _comma_separated(cls, value):
+        if isinstance(value, str):
+            return [item.strip() for item in value.split(",") if item.strip()]
+        return value
+
+    @field_validator("outbound_allow", "webhook_allowed_hosts")
+    @classmethod
+    def _allow_entries(cls, entries: list[str]) -> list[str]:
+        from shared.outbound import AllowEntry
+
+        for entry in entries:
+            AllowEntry.parse(entry)  # ValueError names the entry
+        return entries
 
     @field_validator("redis_url")
     @classmethod

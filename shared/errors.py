@@ -51,6 +51,13 @@ class ValidationFailed(SunriseError):
     code, title = "validation_failed", "Validation failed"
 
 
+class OutboundRefused(ValidationFailed):
+    """A tenant-named destination this service will not connect to (shared/outbound.py);
+    the detail says why."""
+
+    code, title = "outbound_refused", "Destination not allowed"
+
+
 class RateLimited(SunriseError):
     code, title = "rate_limited", "Too many requests"
 
@@ -108,3 +115,10 @@ class MissingTables(ImportFailed):
 
 class SourceTooLarge(ImportFailed):
     code, title = "source_too_large", "Source too large"
+
+
+class SourceRefused(ImportFailed):
+    """A database source this service will not connect to or pass on as given: a refused
+    destination (shared/outbound.py) or a URL part the drivers never receive."""
+
+    code, title = "source_refused", "Source refused"

@@ -1,9 +1,12 @@
 """Batch webhooks: which URLs may be called, and how a delivery is signed.
 
-Only hosts the operator listed in ``SUNRISE_WEBHOOK_ALLOWED_HOSTS`` are ever
-called (no SSRF into the private network through a user-supplied URL); the check
-runs when the batch is accepted and again before every delivery, and deliveries
-never follow redirects. A receiver verifies a delivery by recomputing
+A webhook URL goes through the outbound policy (``shared/outbound.py``): public hosts
+are called, private, loopback and metadata ones only when ``SUNRISE_OUTBOUND_ALLOW``
+(or the deprecated ``SUNRISE_WEBHOOK_ALLOWED_HOSTS``, merged into it) lists them, the
+app's database and Redis never. The check runs when the batch is accepted and again
+before every delivery, which then connects to the checked address itself (the Host
+header and TLS name stay the URL's), so a name that changes its answer in between
+reaches nothing new; deliveries never follow redirects. A receiver verifies a delivery by recomputing
 
     hex(HMAC-SHA256(secret, "<X-Sunrise-Timestamp>." + raw body))
 
@@ -14,19 +17,41 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import ipaddress
+from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from shared.errors import ValidationFailed
+from shared.errors import OutboundRefused, ValidationFailed
+from shared.outbound import OutboundPolicy
 
 SIGNATURE_HEADER = "X-Sunrise-Signature"
 TIMESTAMP_HEADER = "X-Sunrise-Timestamp"
 
 
-def check_webhook_url(url: str, allowed_hosts: list[str], *, require_https: bool) -> None:
-    """Accept ``url`` only if its host (or host:port) is allow-listed.
+@dataclass(frozen=True)
+class WebhookTarget:
+    """A checked webhook URL and the addresses it may be delivered to."""
 
-    Raises ValidationFailed naming the reason otherwise.
-    """
+    url: str
+    host: str
+    addresses: tuple[str, ...]
+
+    def pinned(self) -> tuple[str, dict[str, str], dict[str, str]]:
+        """(URL naming the first checked address, headers, httpx request extensions):
+        the request goes to that address while Host and the TLS server name (httpx's
+        public ``sni_hostname`` extension) stay the URL's."""
+        parts = urlsplit(self.url)
+        address = self.addresses[0]
+        shown = f"[{address}]" if ipaddress.ip_address(address).version == 6 else address
+        netloc = shown + (f":{parts.port}" if parts.port else "")
+        return (parts._replace(netloc=netloc).geturl(), {"Host": parts.netloc},
+                {"sni_hostname": self.host})
+
+
+def check_webhook_url(url: str, policy: OutboundPolicy, *, require_https: bool) -> WebhookTarget:
+    """Accept ``url`` only if it is a plain http(s) URL whose host the outbound policy
+    allows (every address it resolves to). Raises ValidationFailed (OutboundRefused for
+    the destination) naming the reason otherwise."""
     if any(ch.isspace() or ord(ch) < 0x20 or ord(ch) == 0x7F for ch in url):
         # Python's URL parser silently drops tabs and newlines, so the host check below
         # would pass a URL that no HTTP client sends (and a CR LF could forge headers).
@@ -42,11 +67,12 @@ def check_webhook_url(url: str, allowed_hosts: list[str], *, require_https: bool
     host = (parts.hostname or "").lower()
     if not host or parts.username or parts.password:
         raise ValidationFailed("webhook_url needs a host and must not carry credentials.")
-    allowed = {entry.strip().lower() for entry in allowed_hosts if entry.strip()}
-    if host not in allowed and (port is None or f"{host}:{port}" not in allowed):
-        raise ValidationFailed(
-            f"webhook_url host {host!r} is not allowed; the operator lists allowed hosts in "
-            "SUNRISE_WEBHOOK_ALLOWED_HOSTS.")
+    port = port or (443 if parts.scheme == "https" else 80)
+    try:
+        addresses = policy.resolve(host, port)
+    except OutboundRefused as exc:
+        raise OutboundRefused(f"webhook_url: {exc.detail}") from None
+    return WebhookTarget(url, host, tuple(addresses))
 
 
 def sign(secret: str, timestamp: int, body: bytes) -> str:

@@ -131,6 +131,9 @@ def base_settings(database_url, redis_url, sample_duckdb, fake_llm_server,
         question_limit_per_minute=100_000,
         max_concurrent_jobs=10_000,
         sse_heartbeat_s=1.0,
+        # The scratch PostgreSQL/MariaDB databases and webhook receivers live here; the
+        # app's own database and Redis stay refused all the same (shared/outbound.py).
+        outbound_allow=["127.0.0.1"],
     )
 
 

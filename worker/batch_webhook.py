@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from shared.config import Settings
 from shared.errors import ValidationFailed
 from shared.models import Batch
+from shared.outbound import OutboundPolicy
 from shared.webhooks import SIGNATURE_HEADER, TIMESTAMP_HEADER, check_webhook_url, sign
 
 logger = logging.getLogger(__name__)
@@ -30,13 +31,15 @@ def deliver_webhook(settings: Settings, sessions: sessionmaker[Session], batch_i
 
     Pauses ``webhook_backoff_s`` x 2^n between attempts (capped at a minute); a 4xx
     other than 408/429 is final. Records the outcome on the batch row
-    (``delivered``, ``failed`` or ``refused``, a URL that is not allow-listed or that no
-    HTTP client can send to) and returns it; never raises.
+    (``delivered``, ``failed`` or ``refused``, a URL the outbound policy refuses now or
+    that no HTTP client can send to) and returns it; never raises. Every attempt goes to
+    the address checked here (``WebhookTarget.pinned``), not to a fresh DNS answer.
     """
     try:
-        check_webhook_url(url, settings.webhook_allowed_hosts,
-                          require_https=settings.env == "production")
+        target = check_webhook_url(url, OutboundPolicy.from_settings(settings),
+                                   require_https=settings.env == "production")
         httpx.URL(url)
+        pinned_url, host_header, extensions = target.pinned()
     except (ValidationFailed, httpx.InvalidURL) as exc:
         logger.warning("batch %s: webhook not called: %s", batch_id,
                        getattr(exc, "detail", exc))
@@ -53,7 +56,8 @@ def deliver_webhook(settings: Settings, sessions: sessionmaker[Session], batch_i
             attempts += 1
             timestamp = int(time.time())
             try:
-                resp = http.post(url, content=body, headers={
+                resp = http.post(pinned_url, content=body, extensions=extensions, headers={
+                    **host_header,
                     "Content-Type": "application/json", "User-Agent": "sunrise-webhook/1",
                     "X-Sunrise-Event": "batch.completed", "X-Sunrise-Delivery": delivery,
                     TIMESTAMP_HEADER: str(timestamp),

@@ -24,6 +24,7 @@ from shared.errors import Conflict, ImportFailed
 from shared.events import EventSink
 from shared.logging_setup import log_context
 from shared.models import Dataset, DatasetVersion, utcnow
+from shared.outbound import OutboundPolicy
 from shared.sealed import UnreadableSecret, unseal
 from worker.dataset_versions import retire_versions
 from worker.datasets import (
@@ -83,15 +84,18 @@ class DatasetImporter:
 
     def sources_of(self, source_url: str | None, sources: list[dict]) -> list[Source]:
         """A dataset row's sources as the engine takes them: files under the data dir,
-        or the live database its sealed URL names (``shared/sealed.py``). Raises
-        ImportFailed when no configured key opens that URL."""
+        or the live database its sealed URL names (``shared/sealed.py``), under the
+        outbound policy of the settings as they are now (the API checked the URL when it
+        was given; the allow list or DNS may have changed since). Raises ImportFailed
+        when no configured key opens that URL."""
         if source_url:
             try:
                 url = unseal(self.settings.secret_keys, source_url)
             except UnreadableSecret as exc:
                 raise ImportFailed(str(exc)) from None
             tables = next((s.get("tables") for s in sources if "url" in s), None)
-            return [DatabaseSource(url, tuple(tables) if tables else None)]
+            return [DatabaseSource(url, tuple(tables) if tables else None,
+                                   OutboundPolicy.from_settings(self.settings))]
         return [FileSource(Path(self.settings.data_dir) / s["path"], s["file"])
                 for s in sources]
 

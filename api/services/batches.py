@@ -29,6 +29,7 @@ from shared.enqueue import announce, enqueue_jobs
 from shared.errors import Conflict, NotFound, ValidationFailed
 from shared.job_view import job_to_dict
 from shared.models import Batch, Job, is_id
+from shared.outbound import OutboundPolicy
 from shared.reports.document import unpack
 from shared.webhooks import check_webhook_url
 
@@ -47,7 +48,7 @@ def submit_batch(res: Resources, tenant_id: int, body: BatchCreate,
 
     The same Idempotency-Key with the same body returns the first batch; with another
     body raises Conflict. Raises ValidationFailed past ``max_batch_questions`` or for
-    a webhook URL whose host is not allow-listed, RateLimited past the tenant's question
+    a webhook URL the outbound policy refuses, RateLimited past the tenant's question
     rate (N questions cost N). A transaction ended by a deadlock or a lock wait timeout
     is run again (a few times).
     """
@@ -56,7 +57,7 @@ def submit_batch(res: Resources, tenant_id: int, body: BatchCreate,
         raise ValidationFailed(f"A batch holds at most {limit} questions; "
                                f"this one has {len(body.questions)}.")
     if body.webhook_url:
-        check_webhook_url(body.webhook_url, res.settings.webhook_allowed_hosts,
+        check_webhook_url(body.webhook_url, OutboundPolicy.from_settings(res.settings),
                           require_https=res.settings.env == "production")
     check_questions(res, tenant_id, len(body.questions))
     committed = _commit_batch(res, tenant_id, body, idempotency_key, body_hash(body))

@@ -37,6 +37,7 @@ from shared.errors import (
     ValidationFailed,
 )
 from shared.models import Dataset, DatasetVersion, is_id, new_id, utcnow
+from shared.outbound import OutboundPolicy
 from shared.sealed import seal
 from worker.datasets import DatabaseSource, FileSource
 from worker.datasets.importers import importer_for
@@ -113,12 +114,15 @@ def _first_answer(_s, row: Dataset) -> dict:
 def create_from_database(res: Resources, tenant_id: int, body: DatasetCreate,
                          idempotency_key: str | None = None) -> dict:
     """A new dataset snapshotting a live database; its URL is kept for the import and
-    refreshes, and never shown (``sources`` holds it masked). An ``idempotency_key``
-    works as for files, on the JSON body."""
+    refreshes, and never shown (``sources`` holds it masked). The URL is refused (422,
+    SourceRefused, nothing kept) when it carries a parameter other than TLS ones, names
+    no host, or a destination the outbound policy refuses (``shared/outbound.py``). An
+    ``idempotency_key`` works as for files, on the JSON body."""
     digest = body_hash(body) if idempotency_key else None
     if idempotency_key and (first := _replay(res, tenant_id, idempotency_key, digest)):
         return first
-    source = DatabaseSource(body.source.url, tuple(body.source.tables or ()) or None)
+    source = DatabaseSource(body.source.url, tuple(body.source.tables or ()) or None,
+                            OutboundPolicy.from_settings(res.settings))
     importer_for(source)  # an unsupported backend: 415, nothing kept
     try:
         source.parsed().get_dialect()
@@ -126,6 +130,7 @@ def create_from_database(res: Resources, tenant_id: int, body: DatasetCreate,
         raise UnsupportedSource(f"{source.display}: no database driver for "
                                 f"{source.parsed().drivername!r} here; use postgresql:// "
                                 "or mysql:// (mariadb://).", source="url") from None
+    source.check()
     return _commit_new(res, tenant_id, new_id(), body.name, [source.as_dict()],
                        body.source.url, idempotency_key, digest)
 

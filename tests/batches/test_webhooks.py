@@ -1,4 +1,4 @@
-"""Batch webhooks: allow-listed hosts only, HMAC-signed, retried with backoff, recorded."""
+"""Batch webhooks: through the outbound policy, HMAC-signed, retried with backoff, recorded."""
 from __future__ import annotations
 
 import contextlib
@@ -12,6 +12,7 @@ from shared import batch_rows
 from shared.db import session_factory, session_scope
 from shared.keys import tenant_for_key
 from shared.models import Batch, Job, utcnow
+from shared.outbound import endpoint_of
 from shared.webhooks import SIGNATURE_HEADER, TIMESTAMP_HEADER, verify
 from worker.batch_coordinator import BatchCoordinator
 from worker.batch_webhook import deliver_webhook
@@ -61,8 +62,11 @@ def test_only_allow_listed_hosts_are_accepted(settings, auth):
     from api import create_app
 
     allowing = create_app(settings=settings.model_copy(
-        update={"webhook_allowed_hosts": ["127.0.0.1"]})).test_client()
-    for refused in ("http://localhost:9/x", "http://user:pw@127.0.0.1/x", "ftp://127.0.0.1/x",
+        update={"outbound_allow": ["127.0.0.1"]})).test_client()
+    redis_host, redis_port = endpoint_of(settings.redis_url)
+    for refused in ("http://10.0.0.1:9/x", "http://169.254.169.254/latest/meta-data/",
+                    f"http://{redis_host}:{redis_port}/",  # listed, and still never
+                    "http://user:pw@127.0.0.1/x", "ftp://127.0.0.1/x",
                     "http://127.0.0.1.evil.example/x", "not a url",
                     # Python's URL parser drops tabs and newlines; HTTP clients refuse them.
                     "http://127.0.0.1\t/x", "http://127.0.0.1:9/x\n", "http://127.0.0.1:9/\x00"):
@@ -94,14 +98,15 @@ def test_delivery_is_signed_and_retried_until_it_succeeds(settings, tenant_key):
 
 def test_client_errors_end_delivery_and_unlisted_hosts_are_never_called(settings, tenant_key):
     hooked = settings.model_copy(update={"webhook_allowed_hosts": ["127.0.0.1"],
-                                         "webhook_backoff_s": 0.01})
+                                         "outbound_allow": [], "webhook_backoff_s": 0.01})
+    unlisted = settings.model_copy(update={"outbound_allow": []})
     sessions = session_factory(settings.database_url)
     with receiver([404]) as (url, received):
         batch_id = _batch(settings, tenant_key, url)
         assert deliver_webhook(hooked, sessions, batch_id, url, {}) == "failed"
         assert len(received) == 1
         # The allow-list is checked again at delivery time: it may have changed.
-        assert deliver_webhook(settings, sessions, batch_id, url, {}) == "refused"
+        assert deliver_webhook(unlisted, sessions, batch_id, url, {}) == "refused"
         assert len(received) == 1
 
 

@@ -3,6 +3,7 @@ on the spot, a read-only look into a built version, and scratch databases on the
 PostgreSQL and MariaDB servers of this machine to snapshot. Everything is real."""
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import decimal
 import os
@@ -16,8 +17,15 @@ import pytest
 import sqlalchemy as sa
 
 from bench import scratch_mariadb as mariadb
+from shared.outbound import OutboundPolicy
 from tests.utils import postgres
-from worker.datasets import BuiltVersion, FileSource, ImportProgress, build_version
+from worker.datasets import (
+    BuiltVersion,
+    DatabaseSource,
+    FileSource,
+    ImportProgress,
+    build_version,
+)
 
 
 @pytest.fixture
@@ -40,12 +48,24 @@ def write(tmp_path: Path) -> Callable[..., Path]:
 
 
 @pytest.fixture
-def build(data_dir: Path) -> Callable[..., BuiltVersion]:
-    """build(*paths_or_sources, version=1, progress=None, **kwargs) -> BuiltVersion."""
+def outbound(base_settings) -> OutboundPolicy:
+    """The test settings' policy: 127.0.0.1 listed, the app database and Redis refused;
+    short driver timeouts so a silent server ends a test soon."""
+    return dataclasses.replace(OutboundPolicy.from_settings(base_settings),
+                               connect_timeout_s=3, read_timeout_s=2)
+
+
+@pytest.fixture
+def build(data_dir: Path, outbound: OutboundPolicy) -> Callable[..., BuiltVersion]:
+    """build(*paths_or_sources, version=1, progress=None, **kwargs) -> BuiltVersion.
+    A DatabaseSource without a policy gets ``outbound``'s."""
 
     def _build(*sources, version: int = 1, dataset_id: str = "ds",
                progress: list[ImportProgress] | None = None, **kwargs) -> BuiltVersion:
-        items = [s if not isinstance(s, Path) else FileSource(s) for s in sources]
+        items = [FileSource(s) if isinstance(s, Path) else
+                 dataclasses.replace(s, outbound=outbound)
+                 if isinstance(s, DatabaseSource) and s.outbound is None else s
+                 for s in sources]
         return build_version(items, data_dir, dataset_id, version,
                              progress.append if progress is not None else None, **kwargs)
 

@@ -101,7 +101,7 @@ def test_a_wrong_password_is_refused_without_echoing_it(maria_server, build, cap
     caplog.set_level(logging.DEBUG)
     with pytest.raises(SourceUnreachable) as caught:
         build(DatabaseSource(wrong))
-    assert "Access denied" in caught.value.detail
+    assert "refused the user, password or database" in caught.value.detail
     assert "Wr0ng-secret" not in caught.value.detail + caplog.text
 
 

@@ -1,21 +1,25 @@
 """What a dataset is imported from: files on disk, or a live database given by URL.
 
 A database URL carries credentials. ``DatabaseSource`` never shows them: its repr,
-``display`` and ``as_dict`` use the URL with the password (and any password-like
-query parameter) masked, and ``scrub`` removes the secrets from driver messages
-before they reach an error or a log line.
+``display`` and ``as_dict`` use the URL with the password field (and any
+password-like query parameter) masked. It carries the outbound policy its connection
+must obey (``shared/outbound.py``); ``check`` applies it without connecting.
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import quote
+from typing import TYPE_CHECKING
 
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError
 
 from shared.errors import UnsupportedSource
+from shared.outbound import OutboundPolicy
+
+if TYPE_CHECKING:
+    from worker.datasets.importers.live_connection import Endpoint
 
 MASK = "***"
 # Query parameters that carry secrets in common drivers' URLs (password=, sslpassword=,
@@ -49,12 +53,15 @@ class DatabaseSource:
     """A live PostgreSQL or MariaDB/MySQL database to snapshot, as a SQLAlchemy URL.
 
     ``tables`` names ``schema.table`` or ``table`` (in the URL's default schema); None
-    means every table of the default schema. Raises ``UnsupportedSource`` if ``url``
-    is not a SQLAlchemy URL (without echoing it: it may hold a password).
+    means every table of the default schema. ``outbound`` is the policy the
+    connection obeys (a source without one cannot connect). Raises
+    ``UnsupportedSource`` if ``url`` is not a SQLAlchemy URL (without echoing it: it may
+    hold a password).
     """
 
     url: str = field(repr=False)
     tables: tuple[str, ...] | None = None
+    outbound: OutboundPolicy | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.tables is not None:
@@ -74,19 +81,28 @@ class DatabaseSource:
     def display(self) -> str:
         return mask_url(self.parsed())
 
-    def secrets(self) -> list[str]:
-        """The secret strings in the URL, raw and percent-encoded, longest first."""
-        url = self.parsed()
-        found = [url.password] if url.password else []
-        found += [value for name, value in _query_items(url) if _SECRET_PARAM.search(name)]
-        found += [quote(str(s), safe="") for s in found]
-        return sorted({str(s) for s in found if s}, key=len, reverse=True)
+    def endpoint(self) -> Endpoint:
+        """Host, port, user, password, database and TLS settings: all a connection is
+        built from. Raises SourceRefused naming a refused part of the URL."""
+        from worker.datasets.importers.live_connection import endpoint_of
 
-    def scrub(self, text: str) -> str:
-        """``text`` with every secret of the URL replaced by ``***``."""
-        for secret in self.secrets():
-            text = text.replace(secret, MASK)
-        return text
+        return endpoint_of(self.parsed(), self.display)
+
+    def schemas(self) -> tuple[str, ...]:
+        """The schemas ``tables`` names besides the URL's default one."""
+        return tuple(dict.fromkeys(t.rpartition(".")[0] for t in self.tables or ()
+                                   if "." in t))
+
+    def check(self) -> None:
+        """Everything refusable without connecting: the URL's parts, then the outbound
+        policy on the resolved addresses. Raises SourceRefused naming why."""
+        from worker.datasets.importers.live_connection import check_destination
+
+        if self.outbound is None:
+            raise ValueError("a DatabaseSource needs an outbound policy to be checked")
+        endpoint = self.endpoint()
+        check_destination(endpoint, self.outbound, self.display,
+                          self.schemas() if endpoint.backend == "mysql" else ())
 
     def as_dict(self) -> dict:
         return {"url": self.display, "tables": list(self.tables) if self.tables else None}
@@ -104,10 +120,3 @@ def mask_url(url: URL) -> str:
               for name, value in url.query.items()}
     return url.set(query=masked).render_as_string(hide_password=True)
 
-
-def _query_items(url: URL) -> list[tuple[str, str]]:
-    items = []
-    for name, value in url.query.items():
-        values = value if isinstance(value, tuple) else (value,)
-        items += [(name, str(v)) for v in values]
-    return items

@@ -1,7 +1,8 @@
 """A snapshot of a live PostgreSQL or MariaDB/MySQL database, through SQLAlchemy.
 
 DuckDB's postgres and mysql scanners are not in the wheel, so rows come through the
-Python drivers (psycopg 3, PyMySQL; the URL's driver is replaced by these) on one
+Python drivers (psycopg 3, PyMySQL), connected by ``live_connection`` (the outbound
+policy, no URL parameter but TLS, timeouts), on one
 REPEATABLE READ connection, so every table is read from the same point in time.
 Each table is streamed with a server-side cursor in chunks and appended through
 Arrow with the types of ``sql_types``; memory stays flat in the table's size.
@@ -10,8 +11,9 @@ Tables: the ``tables`` given (``schema.table``, or ``table`` in the URL's defaul
 schema; views are allowed there), else every table of the default schema. A table
 outside the default schema is named ``schema_table``.
 
-The URL's password never appears in a message or a log line: they show the URL
-masked, and driver messages are scrubbed of the secrets before use.
+The URL's password never appears in a message or a log line: they show the URL with
+its password field masked; a failed connection never shows driver text, and a failed
+read shows it only when it does not contain the password.
 """
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ from sqlalchemy.engine import Connection, Engine
 
 from shared.errors import EmptySource, MissingTables, SourceUnreachable, UnsupportedSource
 from worker.datasets.arrow_copy import CHUNK_ROWS, copy_rows, create_table
+from worker.datasets.importers import live_connection
 from worker.datasets.importers.base import Importer
 from worker.datasets.importers.sql_types import plan_column
 from worker.datasets.sources import DatabaseSource
@@ -31,7 +34,6 @@ from worker.datasets.target import ImportTarget
 
 logger = logging.getLogger(__name__)
 
-CONNECT_TIMEOUT_S = 10
 _DRIVERS = {"postgresql": "postgresql+psycopg", "mysql": "mysql+pymysql",
             "mariadb": "mariadb+pymysql"}
 _LISTED_TABLES = 20
@@ -55,8 +57,7 @@ class LiveDatabaseImporter(Importer):
                 for schema, name in _tables(inspector, source, default):
                     self._copy_table(conn, inspector, source, schema, name, default, target)
         except sa.exc.DBAPIError as exc:
-            reason = source.scrub(str(exc.orig).strip().splitlines()[0] if exc.orig else "")
-            raise SourceUnreachable(f"Reading {source.display} failed: {reason}",
+            raise SourceUnreachable(f"Reading {source.display} failed: {_reason(source, exc)}",
                                     source=source.display) from None
         finally:
             engine.dispose()
@@ -81,16 +82,22 @@ class LiveDatabaseImporter(Importer):
 
 
 def _engine(source: DatabaseSource) -> Engine:
+    """An engine whose only connection is ``live_connection.connect``'s: the URL chooses
+    the dialect, never the driver's arguments."""
+    if source.outbound is None:
+        raise ValueError("a DatabaseSource needs an outbound policy to connect")
     url = source.parsed()
-    backend = url.get_backend_name()
-    connect_args = {"connect_timeout": CONNECT_TIMEOUT_S}
-    if backend == "postgresql":
-        connect_args["application_name"] = "sunrise-import"
+    endpoint = source.endpoint()
+    schemas = source.schemas() if endpoint.backend == "mysql" else ()
+
+    def creator():
+        return live_connection.connect(endpoint, source.outbound, source.display, schemas)
+
     try:
-        return sa.create_engine(url.set(drivername=_DRIVERS[backend]), poolclass=sa.NullPool,
-                                hide_parameters=True, connect_args=connect_args)
-    except (sa.exc.ArgumentError, ImportError, TypeError) as exc:
-        raise UnsupportedSource(f"{source.display} cannot be used: {source.scrub(str(exc))}",
+        return sa.create_engine(sa.engine.URL.create(_DRIVERS[url.get_backend_name()]),
+                                poolclass=sa.NullPool, hide_parameters=True, creator=creator)
+    except (sa.exc.ArgumentError, ImportError, TypeError):
+        raise UnsupportedSource(f"{source.display} cannot be used here.",
                                 source=source.display) from None
 
 
@@ -98,10 +105,10 @@ def _engine(source: DatabaseSource) -> Engine:
 def _snapshot(engine: Engine, source: DatabaseSource) -> Iterator[Connection]:
     try:
         conn = engine.connect()
-    except sa.exc.DBAPIError as exc:
-        reason = source.scrub(str(exc.orig).strip().splitlines()[0] if exc.orig else str(exc))
-        logger.info("import: cannot connect to %s: %s", source.display, reason)
-        raise SourceUnreachable(f"Could not connect to {source.display}: {reason}",
+    except sa.exc.DBAPIError:
+        # The creator raised no driver error (it speaks ours); the dialect's first
+        # queries did: the server is not what the URL says.
+        raise SourceUnreachable(live_connection.unreachable_message(source.display),
                                 source=source.display) from None
     try:
         options: dict = {"isolation_level": "REPEATABLE READ"}
@@ -111,6 +118,16 @@ def _snapshot(engine: Engine, source: DatabaseSource) -> Iterator[Connection]:
             yield conn
     finally:
         conn.close()
+
+
+def _reason(source: DatabaseSource, exc: sa.exc.DBAPIError) -> str:
+    """The driver's first line, unless it holds the password (then withheld, not masked:
+    masking a short password's letters inside words hints at the password)."""
+    text = str(exc.orig).strip().splitlines()[0] if exc.orig and str(exc.orig).strip() else ""
+    password = source.parsed().password
+    if password and password in text:
+        return "the driver's message is withheld (it repeats the URL's password)."
+    return text or type(exc.orig).__name__
 
 
 def _tables(inspector: sa.Inspector, source: DatabaseSource, default: str) -> list[tuple[str, str]]:
