@@ -175,8 +175,9 @@ def restricted_kind(address: IPAddress) -> str | None:
                        ("link-local", lambda a: a.is_link_local),
                        ("multicast", lambda a: a.is_multicast),
                        ("shared (CGNAT)", lambda a: a.version == 4 and a in _SHARED),
+                       ("reserved", lambda a: a.is_reserved),
                        ("private", lambda a: a.is_private),
-                       ("reserved", lambda a: a.is_reserved or not a.is_global)):
+                       ("reserved", lambda a: not a.is_global)):
         if test(address):
             return kind
     return None

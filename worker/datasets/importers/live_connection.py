@@ -121,7 +121,11 @@ def connect(endpoint: Endpoint, policy: OutboundPolicy, display: str,
     for address in addresses:
         try:
             return open_one(endpoint, address, policy, display)
-        except (psycopg.Error, pymysql.err.MySQLError, OSError) as exc:
+        except SourceRefused:
+            raise
+        except Exception as exc:
+            # A server not speaking the protocol makes a driver raise anything (struct,
+            # index, decoding errors): each is "unreachable", said the same way.
             refused = refused or _credentials_refused(exc)
             logger.info("import: cannot connect to %s at %s: %s", display, address,
                         type(exc).__name__)
