@@ -1,7 +1,8 @@
 """Servers a hostile tenant could point a dataset at, on 127.0.0.1, each stopping by itself.
 
 - ``rogue_mysql``: speaks just enough of the MySQL protocol (handshake, OK to any login)
-  to answer every query with a LOCAL INFILE request for ``filename``, and records what
+  to answer every query but the driver's ``SET`` statements with a LOCAL INFILE request
+  for ``filename``, and records what
   the client sends after it: a client with LOCAL INFILE on sends the file there.
 - ``silent_server``: accepts connections and never says a word.
 - ``garbage_server``: answers every connection with bytes of no database protocol.
@@ -74,17 +75,26 @@ def _serve_rogue(conn: socket.socket, filename: str, log: RogueLog) -> None:
     if login is None:
         return
     conn.sendall(_packet(login[0] + 1, _OK))
+    packet = _read_packet(conn)
     for _ in range(20):
-        query = _read_packet(conn)
-        if query is None or query[1][:1] != b"\x03":  # COM_QUERY only
+        if packet is None or packet[1][:1] != b"\x03":  # COM_QUERY only
             return
-        log.queries.append(query[1][1:])
-        conn.sendall(_packet(query[0] + 1, b"\xfb" + filename.encode()))
-        while (part := _read_packet(conn)) is not None and part[1]:
-            log.file_bytes += part[1]
-        if part is None:
-            return
-        conn.sendall(_packet(part[0] + 1, _OK))
+        log.queries.append(packet[1][1:])
+        if packet[1][1:5].upper() == b"SET ":  # the driver's own set-up reads a plain OK
+            conn.sendall(_packet(packet[0] + 1, _OK))
+            packet = _read_packet(conn)
+            continue
+        asked = packet[0] + 1
+        conn.sendall(_packet(asked, b"\xfb" + filename.encode()))
+        # An obeying client answers in sequence (asked + 1, ...) with the file, then an
+        # empty packet; one that refuses sends its next command (sequence 0) or hangs up.
+        packet = _read_packet(conn)
+        while packet is not None and packet[0] != 0 and packet[1]:
+            log.file_bytes += packet[1]
+            packet = _read_packet(conn)
+        if packet is not None and packet[0] != 0:
+            conn.sendall(_packet(packet[0] + 1, _OK))
+            packet = _read_packet(conn)
 
 
 @contextlib.contextmanager
