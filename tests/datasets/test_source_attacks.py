@@ -99,9 +99,8 @@ def test_a_rogue_server_asking_for_a_local_file_gets_nothing(build, tmp_path):
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("scheme", ["mysql", "postgresql"])
 def test_a_server_that_accepts_and_stays_silent_times_out(build, scheme):
-    with silent_server() as port:
-        with pytest.raises(SourceUnreachable) as caught:
-            build(DatabaseSource(f"{scheme}://x@127.0.0.1:{port}/db"))
+    with silent_server() as port, pytest.raises(SourceUnreachable) as caught:
+        build(DatabaseSource(f"{scheme}://x@127.0.0.1:{port}/db"))
     assert "in time" in caught.value.detail
 
 

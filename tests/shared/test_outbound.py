@@ -41,7 +41,7 @@ def test_public_addresses_pass_and_listing_opens_the_rest(base_settings):
 
 
 def test_a_name_resolving_to_loopback_is_refused_unless_listed(base_settings):
-    with pytest.raises(OutboundRefused, match="'localhost'|localhost:5432 is a loopback"):
+    with pytest.raises(OutboundRefused, match="localhost:5432 is a loopback address"):
         _policy(base_settings).resolve("localhost", 5432)
     assert "127.0.0.1" in _policy(base_settings, "127.0.0.1").resolve("localhost", 5432)
     assert _policy(base_settings, "LOCALHOST:5432").resolve("localhost", 5432)

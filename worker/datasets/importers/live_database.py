@@ -24,7 +24,13 @@ from collections.abc import Iterator
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
-from shared.errors import EmptySource, MissingTables, SourceUnreachable, UnsupportedSource
+from shared.errors import (
+    EmptySource,
+    ImportFailed,
+    MissingTables,
+    SourceUnreachable,
+    UnsupportedSource,
+)
 from worker.datasets.arrow_copy import CHUNK_ROWS, copy_rows, create_table
 from worker.datasets.importers import live_connection
 from worker.datasets.importers.base import Importer
@@ -58,6 +64,10 @@ class LiveDatabaseImporter(Importer):
                     self._copy_table(conn, inspector, source, schema, name, default, target)
         except sa.exc.DBAPIError as exc:
             raise SourceUnreachable(f"Reading {source.display} failed: {_reason(source, exc)}",
+                                    source=source.display) from None
+        except RuntimeError:  # PyMySQL refusing a LOCAL INFILE request (local_infile off)
+            raise SourceUnreachable(f"Reading {source.display} failed: the server asked for "
+                                    "a file of this machine, which is never sent.",
                                     source=source.display) from None
         finally:
             engine.dispose()
@@ -105,9 +115,12 @@ def _engine(source: DatabaseSource) -> Engine:
 def _snapshot(engine: Engine, source: DatabaseSource) -> Iterator[Connection]:
     try:
         conn = engine.connect()
-    except sa.exc.DBAPIError:
-        # The creator raised no driver error (it speaks ours); the dialect's first
-        # queries did: the server is not what the URL says.
+    except ImportFailed:
+        raise
+    except Exception:
+        # The creator raises ours; this is the dialect's first queries failing (a driver
+        # error, or anything a server not speaking the protocol provokes, such as
+        # PyMySQL's RuntimeError refusing a LOCAL INFILE request): not what the URL says.
         raise SourceUnreachable(live_connection.unreachable_message(source.display),
                                 source=source.display) from None
     try:
