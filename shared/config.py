@@ -8,6 +8,7 @@ worker can pass them on explicitly.
 from __future__ import annotations
 
 import functools
+import json
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -150,6 +151,10 @@ class Settings(BaseSettings):
     @field_validator("outbound_allow", mode="before")
     @classmethod
     def _comma_separated(cls, value):
+        # Comma-separated as documented; a JSON list too (how tests/utils/live_api.py and
+        # other tools hand list settings to a child process).
+        if isinstance(value, str) and value.lstrip().startswith("["):
+            return json.loads(value)
         if isinstance(value, str):
             return [item.strip() for item in value.split(",") if item.strip()]
         return value

@@ -105,3 +105,9 @@ def test_the_environment_lists_entries_comma_separated_with_the_webhook_alias(mo
     monkeypatch.setenv("SUNRISE_OUTBOUND_ALLOW", "db internal")
     with pytest.raises(ValueError, match="db internal"):
         Settings()
+
+
+def test_a_json_list_is_read_too(monkeypatch):
+    # How list settings reach child processes (tests/utils/live_api.py's settings_env).
+    monkeypatch.setenv("SUNRISE_OUTBOUND_ALLOW", '["127.0.0.1", "10.0.0.0/8"]')
+    assert Settings().outbound_allow == ["127.0.0.1", "10.0.0.0/8"]

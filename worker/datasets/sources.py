@@ -84,9 +84,9 @@ class DatabaseSource:
     def endpoint(self) -> Endpoint:
         """Host, port, user, password, database and TLS settings: all a connection is
         built from. Raises SourceRefused naming a refused part of the URL."""
-        from worker.datasets.importers.live_connection import endpoint_of
+        from worker.datasets.importers.live_connection import parse_endpoint
 
-        return endpoint_of(self.parsed(), self.display)
+        return parse_endpoint(self.parsed(), self.display)
 
     def schemas(self) -> tuple[str, ...]:
         """The schemas ``tables`` names besides the URL's default one."""

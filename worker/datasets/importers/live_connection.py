@@ -64,7 +64,7 @@ class Endpoint:
     tls: tuple[tuple[str, str], ...] = ()
 
 
-def endpoint_of(url, display: str) -> Endpoint:
+def parse_endpoint(url, display: str) -> Endpoint:
     """The ``Endpoint`` of a SQLAlchemy ``URL``; raises SourceRefused naming what is
     refused (a query parameter, no host, a host list or path, no user or database)."""
     backend = BACKENDS.get(url.get_backend_name())
