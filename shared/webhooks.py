@@ -37,11 +37,12 @@ class WebhookTarget:
     addresses: tuple[str, ...]
 
     def pinned(self) -> tuple[str, dict[str, str], dict[str, str]]:
-        """(URL naming the first checked address, headers, httpx request extensions):
-        the request goes to that address while Host and the TLS server name (httpx's
-        public ``sni_hostname`` extension) stay the URL's."""
+        """(URL naming a checked address, headers, httpx request extensions): the request
+        goes to that address while Host and the TLS server name (httpx's public
+        ``sni_hostname`` extension) stay the URL's. IPv4 first: one address is tried, and
+        a receiver listening on one family is most often listening on IPv4."""
         parts = urlsplit(self.url)
-        address = self.addresses[0]
+        address = sorted(self.addresses, key=lambda a: ipaddress.ip_address(a).version)[0]
         shown = f"[{address}]" if ipaddress.ip_address(address).version == 6 else address
         netloc = shown + (f":{parts.port}" if parts.port else "")
         return (parts._replace(netloc=netloc).geturl(), {"Host": parts.netloc},

@@ -139,3 +139,21 @@ def test_a_url_no_http_client_can_send_to_is_refused_not_raised(settings, tenant
         batch_id = _batch(settings, tenant_key, url)
         assert deliver_webhook(hooked, sessions, batch_id, url, {}) == "refused"
         assert _row(settings, batch_id).webhook_status == "refused"
+
+
+def test_a_webhook_to_redis_is_refused_even_with_its_host_listed(settings, tenant_key):
+    host, port = endpoint_of(settings.redis_url)
+    url = f"http://{host}:{port}/"
+    hooked = settings.model_copy(update={"outbound_allow": [host, f"{host}:{port}"]})
+    batch_id = _batch(settings, tenant_key, url)
+    assert deliver_webhook(hooked, session_factory(settings.database_url), batch_id, url,
+                           {}) == "refused"
+
+
+def test_a_delivery_goes_to_the_checked_address_with_the_url_s_host(settings, tenant_key):
+    with receiver([]) as (url, received):
+        named = url.replace("127.0.0.1", "localhost")
+        batch_id = _batch(settings, tenant_key, named)
+        assert deliver_webhook(settings, session_factory(settings.database_url), batch_id,
+                               named, {}) == "delivered"
+    assert received[0][0]["Host"] == named.split("/")[2]

@@ -129,3 +129,16 @@ def test_a_short_password_masks_the_url_field_only(build):
     with pytest.raises(SourceUnreachable) as caught:
         build(DatabaseSource(f"mysql://x:y@127.0.0.1:{_closed_port()}/db"))
     assert caught.value.detail.count("***") == 1 and "x:***@" in caught.value.detail
+
+
+def test_the_worker_applies_the_policy_of_its_settings_to_a_stored_url(base_settings, build):
+    from shared.sealed import seal
+    from worker.dataset_import import DatasetImporter
+
+    host, port, name = _app_db(base_settings)
+    stored = seal(base_settings.secret_keys, f"mysql://root@{host}:{port}/{name}")
+    (source,) = DatasetImporter(base_settings, None).sources_of(
+        stored, [{"url": "masked", "tables": ["api_keys"]}])
+    assert source.outbound is not None
+    with pytest.raises(SourceRefused, match="the app's database"):
+        build(source)
