@@ -46,6 +46,13 @@ test: install
 	$(BIN)/pytest -q $(PYTEST_ARGS)
 	for i in 2 3; do echo "fault tests, run $$i of 3"; $(BIN)/pytest -q -m fault || exit 1; done
 
+## The fast loop: unit and API tests, without browsers, fault runs, benchmarks or the
+## other slow end-to-end tests (markers in pyproject.toml). `make test` is what CI runs.
+test-fast: install
+	bash scripts/ensure_tools.sh
+	bash scripts/ensure_services.sh
+	$(BIN)/pytest -q -m "not fault and not browser and not slow" $(PYTEST_ARGS)
+
 ## The fault-injection tests alone, three times in a row (flake check).
 fault: install
 	bash scripts/ensure_services.sh

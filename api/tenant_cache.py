@@ -5,7 +5,7 @@ each time cost a pooled connection, a transaction and a SELECT per request. A ke
 found valid is remembered for ``key_cache_s`` seconds (``SUNRISE_KEY_CACHE_S``), so
 **a revoked key keeps working for at most that long** in each API process that used
 it just before. Unknown and revoked keys are never remembered: a new key works at
-once, and a wrong key costs a lookup every time, as before. The cache is keyed by the
+once, and a wrong key costs a lookup every time. The cache is keyed by the
 key's SHA-256, never by the key itself.
 """
 from __future__ import annotations

@@ -1,22 +1,26 @@
-"""BENCHMARKS.md: the machine, the table of every figure, the details, how to reproduce.
+"""BENCHMARKS.md: the machine, the table of every figure, how to reproduce, what bounds each.
 
 The generated part sits between two HTML comments; whatever else the file holds
-(sections written by hand) is kept when the benchmarks run again.
+(sections written by hand) is kept when the benchmarks run again. What bounds a figure
+is prose written after measuring: it lives in ``bench/notes/<bench>.md``, one Markdown
+file per bench, and is copied under the figure. The measured values behind every row
+stay in the raw results (``bench/results.json``), not in the report.
 """
 from __future__ import annotations
 
 import datetime as dt
-import json
 import os
 import platform
 import subprocess
 from pathlib import Path
 
-from bench.findings import FINDINGS
 from shared.config import PROJECT_ROOT
 
 BEGIN = "<!-- bench:generated:begin (python -m bench.run_all rewrites this part) -->"
 END = "<!-- bench:generated:end -->"
+NOTES_DIR = Path(__file__).resolve().parent / "notes"
+# A profile summary is two ranked lists; the report keeps the head of each.
+PROFILE_LINES = 5
 
 
 def machine() -> dict:
@@ -81,7 +85,7 @@ def render(results: list[dict], before: dict, after: dict, started: dt.datetime,
             lines.append(f"| {outcome['name']} | the bench failed: "
                          f"{outcome['error'].splitlines()[-1][:150]} | | | | | **no** |")
     lines += ["", "## How to reproduce", "", REPRODUCE, ""]
-    lines += ["## Figures in detail", ""]
+    lines += ["## What bounds each figure", ""]
     for outcome in results:
         lines += _section(outcome)
     lines.append(END)
@@ -99,34 +103,50 @@ its own MariaDB database and leases its own Redis database number, starts the
 processes it measures (offline model, gunicorn API, Celery workers) on 127.0.0.1 and
 stops exactly those. A figure that misses its target is profiled with py-spy in a
 separate pass (`--no-profile` skips it); the summary is under the figure below.
-`tests/bench/test_bench_smoke.py` runs every bench at smoke size in the test suite."""
+Every measured value behind the table is in `bench/results.json`; what bounds each
+figure is written in `bench/notes/<bench>.md` (after editing one, `--render-only`
+rewrites this file without measuring). `tests/bench/test_bench_smoke.py` runs every
+bench at smoke size in the test suite."""
+
+
+def note(name: str) -> str:
+    """The hand-written paragraph on what bounds figure ``name`` ("" if none yet)."""
+    path = NOTES_DIR / f"{name}.md"
+    return path.read_text().strip() if path.exists() else ""
 
 
 def _section(outcome: dict) -> list[str]:
     name = outcome.get("name", "?")
     lines = [f"### {name}", ""]
-    if name in FINDINGS:
-        lines += [FINDINGS[name].strip(), ""]
+    if text := note(name):
+        lines += [text, ""]
     if "error" in outcome:
         lines += ["The bench failed:", "", "```", outcome["error"][-2000:], "```", ""]
         return lines
     if outcome.get("markdown"):
         lines += [outcome["markdown"], ""]
-    details = dict(outcome.get("details", {}))
-    profiles = details.pop("profile", None)
-    if details:
-        lines += ["<details><summary>measured values</summary>", "", "```json",
-                  json.dumps(details, indent=1, default=str), "```", "", "</details>", ""]
+    profiles = outcome.get("details", {}).get("profile")
     if profiles:
         if isinstance(profiles, list):
             profiles = {"worker": profiles}
         for process, summary in profiles.items():
             lines += [f"Profile of the {process} (py-spy, separate pass after the miss):", "",
-                      "```", *summary, "```", ""]
+                      "```", *_head_of_each_list(summary), "```", ""]
     lines.append(f"_Ran in {outcome.get('seconds', 0):.0f} s"
                  f"{', ' + outcome['measured_at'] if 'measured_at' in outcome else ''}._")
     lines.append("")
     return lines
+
+
+def _head_of_each_list(summary: list[str]) -> list[str]:
+    """A profile summary's header lines with the first entries of each ranked list."""
+    kept, run = [], 0
+    for line in summary:
+        ranked = line.startswith(" ")
+        run = run + 1 if ranked else 0
+        if not ranked or run <= PROFILE_LINES:
+            kept.append(line)
+    return kept
 
 
 def write(path: Path, generated: str) -> None:

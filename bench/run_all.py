@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="raw results JSON (default bench/results.json; smoke: var/bench-results-smoke.json)")
     parser.add_argument("--render-only", action="store_true",
                         help="rewrite the report from the raw results (after editing "
-                             "bench/findings.py), measuring nothing")
+                             "bench/notes/), measuring nothing")
     parser.add_argument("--no-profile", action="store_true",
                         help="no py-spy pass on a miss (smoke runs never profile)")
     args = parser.parse_args(argv)

@@ -102,9 +102,9 @@ def retry_transient(*, give_up_after_s: float, max_wait_s: float) -> Callable[[F
     connections, with exponential backoff up to ``max_wait_s`` apart, for at most
     ``give_up_after_s`` seconds; then, or on any other error, raise it.
 
-    The first run is a plain call, as in ``retry_lock_conflicts`` (tenacity's per-call
-    setup was ≈ 20 µs of CPU, four times per job in the worker). After a transient
-    failure it is logged and waited for as tenacity would (0.2 s), and tenacity takes
+    The first run is a plain call, as in ``retry_lock_conflicts``: tenacity's per-call
+    setup would be paid on every run, four times per job in the worker. After a
+    transient failure it is logged and waited for as tenacity would (0.2 s), and tenacity takes
     over with the same schedule from the second wait on and what is left of the time.
     """
     first_wait_s = min(_FIRST_WAIT_S, max_wait_s)

@@ -3,8 +3,8 @@ dedicated connections for long blocking reads -- every call bounded in time.
 
 A Redis that is down refuses connections at once; a *hung* one (stopped, overloaded,
 behind a dead network path) accepts them and never answers, so every call waits its
-whole socket timeout. On the request path that used to add 30 s per call (65 s to a
-``POST /v1/jobs``, past the bundled client's 40 s timeout). So:
+whole socket timeout. Unbounded, that would add 30 s per call on the request path (65 s
+to a ``POST /v1/jobs``, past the bundled client's 40 s timeout). So:
 
 - the pooled client's calls time out after ``SOCKET_TIMEOUT_S`` (every command sent
   on it is short: blocking reads use ``dedicated_redis``, whose timeout is given);
@@ -47,7 +47,7 @@ SKIP_AFTER_FAILURE_S = 5.0
 
 class LuaScript:
     """A Lua script sent as ``EVALSHA`` itself, as redis-py's ``Script`` sends it but
-    without its per-call work (≈ 8 µs a call); a Redis that lost the script (a restart,
+    without its per-call work; a Redis that lost the script (a restart,
     ``SCRIPT FLUSH``) gets it again."""
 
     def __init__(self, source: str) -> None:
@@ -137,7 +137,7 @@ class _Gated:
         system calls that each let go of the GIL, and among a worker's hundreds of
         threads each let-go is a hand-off. Data, an end of file or an error on the
         socket still goes to redis-py's own check, which reads it, or disconnects and
-        raises, exactly as before. Over TLS, bytes already decrypted but not yet read
+        raises, as it always would. Over TLS, bytes already decrypted but not yet read
         wait in the TLS layer where ``poll`` cannot see them: those go to redis-py too."""
         buffer = getattr(self._parser, "_buffer", None)
         if (timeout == 0 and self._sock is not None and isinstance(buffer, SocketBuffer)
@@ -153,8 +153,7 @@ class _Gated:
 def _os_poll():
     """The operating system's ``select.poll``, also under gevent's monkey-patching (the
     API's gunicorn workers). gevent's starts a watcher and turns its hub even for a zero
-    timeout: ≈ 24 µs against 2 per check, ≈ 40 µs more CPU per command with the hub's
-    turn. A zero-timeout poll never blocks, so the real one is safe among greenlets."""
+    timeout, several times the real poll's cost on every command. A zero-timeout poll never blocks, so the real one is safe among greenlets."""
     monkey = sys.modules.get("gevent.monkey")
     return monkey.get_original("select", "poll") if monkey is not None else select.poll
 

@@ -20,7 +20,7 @@ logger = logging.getLogger(__name__)
 def freeze_startup_objects() -> None:
     """Collect once, then move every object the process holds now to the permanent
     generation (``gc.freeze``); call it when start-up is over. Objects created later
-    are collected as before."""
+    are collected as usual."""
     gc.collect()
     gc.freeze()
     logger.debug("%d start-up objects frozen out of garbage collection", gc.get_freeze_count())

@@ -12,13 +12,12 @@ The SQL process uses it to choose how such a result gets its summary
 (``worker/sql_executor.py``): a statement that repeats cheaply runs twice, its rows then
 its summary on every thread; any other runs once, its rows numbered and summarised in
 one query (``result_sql.one_pass_sql``), which passes every row through one thread.
-Measured per call in the SQL process on the sample database (CPU, 3 alternating pairs
-against running twice, load 4-6): the 224-row routes group-by 28-36 -> 19-24 ms, a
-group-by over a million rows 112-128 -> 65-73 ms, a top 100 of a sort 50-60 -> 36-39
-ms. Run once, a plain scan of a million rows would have cost 98-104 -> 176-204 ms, a
-filtered scan 92-95 -> 121-161 ms, and a sort of a million rows was 23-40 % longer in
-wall time: those still run twice. The one query costs 2-3 ms more to plan than the rows
-alone, which a result of 25 rows or fewer pays once: its plan then drops it.
+Running once is cheaper for group-bys, set operations and the top rows of a sort,
+whose second run would redo the work; a plain or filtered scan and a full sort are
+cheaper run twice (the numbered one-pass query pushes every row through one thread),
+so those still run twice. The one query costs a little more to plan than the rows
+alone, which a result of 25 rows or fewer pays once: its plan then drops it
+(the measurements are in the commit that chose this).
 
 Only a choice of speed: both ways give the same result. Pure; the parse tree comes from
 the guard's private parser (``sql_guard.parse_tree``).

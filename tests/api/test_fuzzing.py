@@ -24,6 +24,8 @@ from schemathesis.checks import (
 
 from tests.utils.live_api import LiveApi
 
+pytestmark = pytest.mark.slow
+
 CHECKS = ("not_a_server_error,status_code_conformance,content_type_conformance,"
           "response_headers_conformance,response_schema_conformance")
 

@@ -20,6 +20,8 @@ from schemathesis.checks import (
     status_code_conformance,
 )
 
+pytestmark = pytest.mark.slow
+
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance,
           response_headers_conformance, response_schema_conformance]
 

@@ -16,7 +16,7 @@ from tests.utils.held_jobs import HeldJobs
 from tests.utils.own_loop import run_in_own_loop
 from tests.utils.redis_probe import blocked_reads
 
-pytestmark = pytest.mark.usefixtures("celery_worker")
+pytestmark = [pytest.mark.usefixtures("celery_worker"), pytest.mark.slow]
 
 SUBSCRIBERS = 200
 

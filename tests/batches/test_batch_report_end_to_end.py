@@ -14,6 +14,8 @@ from shared.db import session_scope
 from shared.models import Job
 from tests.batches.conftest import chart_questions, wait_for_batch
 
+pytestmark = pytest.mark.slow
+
 SVG_NS = "{http://www.w3.org/2000/svg}"
 
 
@@ -113,6 +115,7 @@ def test_html_report_is_one_file_with_valid_svg_charts(finished_batch):
     assert "Total" in html and finished_batch["questions"][0] in html
 
 
+@pytest.mark.browser
 def test_html_report_renders_in_headless_chromium(finished_batch, tmp_path):
     from playwright.sync_api import sync_playwright
 

@@ -12,6 +12,8 @@ import pytest
 
 from bench import report, run_all
 
+pytestmark = pytest.mark.slow
+
 ROW_KEYS = {"figure", "measure", "value", "baseline", "ratio", "target", "pass"}
 
 

@@ -8,6 +8,8 @@ import sys
 
 import pytest
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture
 def cli_env(tmp_path, sample_duckdb, fake_llm_server, redis_url):

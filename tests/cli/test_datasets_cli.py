@@ -13,6 +13,8 @@ import pytest
 
 from tests.utils.dataset_files import RAGGED_CSV, SALES_CSV, write_file
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture
 def api(live_api, celery_worker):

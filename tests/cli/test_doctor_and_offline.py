@@ -9,6 +9,8 @@ import pytest
 
 from tests.cli.test_cli import sunrise
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture
 def keyless_env(tmp_path, sample_duckdb, redis_url):

@@ -1,4 +1,5 @@
-"""The compose file and Procfile describe the processes the README promises."""
+"""The compose file and Procfile describe the processes docs/operating.md and
+docs/deployment.md promise."""
 from __future__ import annotations
 
 import re

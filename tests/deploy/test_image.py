@@ -1,6 +1,6 @@
 """The production image, checked without building it (no Docker daemon here): hadolint
-passes on the Dockerfile, and its stages say what README and the deployment files rely
-on — locked wheels built in one stage, a non-root final stage with no build tools,
+passes on the Dockerfile, and its stages say what docs/deployment.md and the deployment
+files rely on — locked wheels built in one stage, a non-root final stage with no build tools,
 exec-form commands, a health check that really probes, writable paths declared."""
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """deploy/kubernetes: every overlay renders (tests/deploy/kustomize.py), every object is
 valid for Kubernetes (kubernetes-validate's offline schemas, strict, oldest and newest
 supported versions) or for KEDA (its vendored CRD schemas), and the objects say what
-README "Deployment" promises: probes, non-root pods, scaling rules tied to the settings
+docs/deployment.md promises: probes, non-root pods, scaling rules tied to the settings
 they depend on, one beat, a grace period longer than a job can run."""
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from tests.deploy.kustomize import KustomizeError, load_documents, pod_templates
 ROOT = Path(__file__).resolve().parents[2]
 KUBE = ROOT / "deploy" / "kubernetes"
 OVERLAYS = sorted(p.parent.name for p in (KUBE / "overlays").glob("*/kustomization.yaml"))
-# The oldest Kubernetes the manifests claim (README) and the newest schema set shipped.
+# The oldest Kubernetes the manifests claim (docs/deployment.md), and the newest schemas.
 K8S_VERSIONS = ("1.29.0", kubernetes_validate.latest_version())
 SECRET_EXAMPLE = load_documents(KUBE / "secret.example.yaml")
 IMAGE_UID = int(re.search(r"^USER (\d+)", (ROOT / "Dockerfile").read_text(), re.M)[1])
@@ -254,8 +254,8 @@ def test_every_worker_queue_has_a_backlog_trigger_and_in_flight_is_counted(objec
 
 
 def test_targets_follow_the_worker_concurrency(objects):
-    """In flight: 3/4 of a worker's threads (README "Scaling workers"); a backlog: one
-    worker per `concurrency` waiting messages."""
+    """In flight: 3/4 of a worker's threads (docs/deployment.md, "Scaling workers on queue
+    depth"); a backlog: one worker per `concurrency` waiting messages."""
     concurrency = int(config(objects)["SUNRISE_WORKER_CONCURRENCY"])
     found = {name: int(t["metadata"]["listLength"]) for name, t in triggers(objects).items()}
     assert found.pop(KOMBU_UNACKED_KEY) == concurrency * 3 // 4

@@ -13,6 +13,8 @@ from sunrise.eval.gold_db import orders_rows
 from sunrise.eval.result_match import ResultSet, compare_results
 from tests.eval.gold_truth import TRUTH
 
+pytestmark = pytest.mark.slow
+
 GOLD_FILE = Path(__file__).resolve().parents[2] / "examples" / "nycflights13-gold.yaml"
 GOLD = load_gold(GOLD_FILE)
 

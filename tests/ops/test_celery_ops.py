@@ -9,6 +9,7 @@ import sys
 import time
 
 import httpx
+import pytest
 import redis
 from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy import select
@@ -20,6 +21,8 @@ from shared.db import session_scope
 from shared.models import Job, LlmCall
 from tests.ops.conftest import free_port
 from tests.utils.waiting import wait_for_status, wait_until
+
+pytestmark = pytest.mark.slow
 
 QUESTION = "How many flights did each carrier fly?"
 

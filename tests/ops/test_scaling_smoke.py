@@ -3,7 +3,11 @@ Redis and MariaDB, every job answered once, the workers' own /metrics add up.
 Speed is not asserted here (bench/ owns figures); correctness is."""
 from __future__ import annotations
 
+import pytest
+
 from bench.scaling import markdown, run
+
+pytestmark = pytest.mark.slow
 
 
 def test_scaling_bench_smoke_run_loses_nothing():

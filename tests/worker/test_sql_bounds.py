@@ -20,6 +20,8 @@ from worker.result_sql import _bounded_select, bounded_rows_sql
 from worker.sql_sandbox import KILL_GRACE_S, SqlSandbox
 from worker.tools.sql_result_text import MAX_TEXT_CHARS, TEXT_BUDGET_CHARS
 
+pytestmark = pytest.mark.slow
+
 HUGE_VALUE = "SELECT range(0, 100000000) AS l"
 
 
