@@ -81,7 +81,7 @@ def test_a_hostile_xlsx_fails_its_import_and_the_worker_and_its_chat_job_go_on(
     wait_until(lambda: all_in(settings, [job_id], ("succeeded", "failed")), timeout=60,
                interval=0.1)
     assert jobs_by_status(settings, [job_id]) == {job_id: "succeeded"}
-    assert worker.alive, "the worker survived the file that aborted its import process"
+    assert worker.alive(), "the worker survived the file that aborted its import process"
     assert not _building(settings, dataset_id), "the dead import's files were removed"
 
 
@@ -154,3 +154,22 @@ def test_imports_beyond_the_cap_wait_unclaimed_instead_of_taking_a_thread(client
     thread.join(120)
     assert outcome == ["ready"]
     assert importer.run(second, 1) == "ready", "a slot is free again"
+
+
+def test_a_warm_shutdown_hands_its_import_back_instead_of_finishing_it(client, auth, settings,
+                                                                        launcher, big_csv):
+    """SIGTERM (a deploy, a scale-down) waits for chat jobs, not for imports: the import's
+    process is stopped, its claim released uncounted, and another worker builds it."""
+    first = launcher.worker("first", import_threads=1)
+    dataset_id = upload(client, auth, "Moved", ("events.csv", big_csv)).get_json()["dataset_id"]
+    wait_until(lambda: _building(settings, dataset_id), timeout=60, interval=0.02)
+    first.stop(grace_s=60)
+    assert first.proc.returncode == 0, "it shut down by itself"
+    row = _row(settings, dataset_id)
+    assert (row.status, row.version, row.heartbeat_at, row.import_attempts) == (
+        "importing", None, None, 0), "handed back, not built, not counted"
+
+    launcher.worker("second")
+    view = wait_imported(client, auth, dataset_id, timeout=120)
+    assert (view["status"], view["version"]) == ("ready", 1), view
+    assert view["tables"][0]["rows"] == ROWS
