@@ -173,3 +173,19 @@ def test_a_warm_shutdown_hands_its_import_back_instead_of_finishing_it(client, a
     view = wait_imported(client, auth, dataset_id, timeout=120)
     assert (view["status"], view["version"]) == ("ready", 1), view
     assert view["tables"][0]["rows"] == ROWS
+
+
+def test_an_import_past_the_cap_on_a_real_worker_is_sent_again_and_built(client, auth,
+                                                                          settings, launcher,
+                                                                          big_csv):
+    """The task side of the cap: the import that found no slot is re-sent with a
+    countdown (Celery's retry) and its message acknowledged; it is built once a slot
+    frees, its attempt uncounted."""
+    worker = launcher.worker("capped", import_concurrency=1, import_busy_retry_s=0.5)
+    first = upload(client, auth, "Big", ("events.csv", big_csv)).get_json()["dataset_id"]
+    wait_until(lambda: _building(settings, first), timeout=60, interval=0.02)
+    second = upload(client, auth, "Small", ("s.csv", "a\n1\n")).get_json()["dataset_id"]
+    for dataset_id in (first, second):
+        assert wait_imported(client, auth, dataset_id, timeout=120)["status"] == "ready"
+    assert _row(settings, second).import_attempts == 1
+    assert "Retry in" in worker.log_path.read_text(errors="replace")
