@@ -142,6 +142,15 @@ class Settings(BaseSettings):
     max_upload_mb: int = 1024  # per source file; the API answers 413 above it
     import_threads: int = 2
     import_memory_limit: str = "2GB"
+    # Each import runs in a process of its own (worker/import_process.py) whose address
+    # space is capped at this size ("" means import_memory_limit plus 2 GiB), stopped
+    # after import_deadline_s; at most import_concurrency imports at once per worker
+    # process, so that imports never take all of a worker's threads from chat.
+    import_max_memory: str = ""
+    import_deadline_s: float = Field(default=1800.0, gt=0)
+    import_concurrency: int = Field(default=2, ge=1)
+    # An import that finds every slot taken is sent again after this many seconds.
+    import_busy_retry_s: float = Field(default=5.0, gt=0)
     # The whole per-dataset system prompt, estimated as worker/history.estimate_tokens does.
     dataset_prompt_token_budget: int = 16_000
     # Fernet keys sealing stored secrets (a live dataset's URL), comma-separated: the

@@ -8,15 +8,24 @@ says whether it did).
     ----------  ----------------------------------------------  -----------------------------
     (create)    --                                              importing, building 1, seq 1
     REFRESH     not deleted, not importing                      importing, building version+1,
-                                                                seq + 1
-    CLAIM       building :version, heartbeat unset or stale     heartbeat now (one builder)
+                                                                seq + 1, attempts 0
+    CLAIM       building :version, heartbeat unset or stale,    heartbeat now (one builder),
+                attempts < :max_attempts                        attempts + 1
+    GIVE_UP     building :version, heartbeat unset or stale,    as FAIL (its error says the
+                attempts >= :max_attempts                       attempts ended without result)
     BEAT        building :version                               heartbeat now
-    REQUEUE     building :version, heartbeat stale              heartbeat unset (its builder
-                                                                died: claimable, to be resent)
+    RELEASE     building :version                               heartbeat unset, attempts - 1
+                                                                (its worker stopped it: it
+                                                                is done again, not counted)
+    REQUEUE     building :version, heartbeat stale,             heartbeat unset (its builder
+                attempts < :max_attempts                        died: claimable, to be resent)
     RESENT      building :version, heartbeat unset              updated now (sent again)
     READY       building :version                               ready, version = :version
     FAIL        building :version                               failed, or still ready on the
                                                                 version it had; error stored
+
+A deleted dataset has no building version: BEAT then changes nothing, which is how a
+running import learns that it is no longer wanted.
 
 ``seq`` numbers the imports of a dataset: their progress events go to the stream
 ``import_stream(id, seq)``, so that each import has its own terminal event.
@@ -55,23 +64,39 @@ REFRESH = Transition("refresh", update(datasets).where(
     col.building_version.is_(None)).values(
     status="importing",
     building_version=case((col.version.is_(None), 1), else_=col.version + 1),
-    import_seq=col.import_seq + 1, heartbeat_at=None, updated_at=NOW))
+    import_seq=col.import_seq + 1, import_attempts=0, heartbeat_at=None, updated_at=NOW))
+_STALE = bindparam("stale_before", type_=col.heartbeat_at.type)
+_MAX_ATTEMPTS = bindparam("max_attempts")
+_CLAIMABLE = _BUILDING & (col.heartbeat_at.is_(None) | (col.heartbeat_at < _STALE))
 CLAIM = Transition("claim", update(datasets).where(
-    _BUILDING, col.deleted_at.is_(None),
-    col.heartbeat_at.is_(None) | (col.heartbeat_at < bindparam(
-        "stale_before", type_=col.heartbeat_at.type))).values(heartbeat_at=NOW))
+    _CLAIMABLE, col.deleted_at.is_(None), col.import_attempts < _MAX_ATTEMPTS).values(
+    heartbeat_at=NOW, import_attempts=col.import_attempts + 1))
 BEAT = Transition("beat", update(datasets).where(_BUILDING).values(heartbeat_at=NOW))
+RELEASE = Transition("release", update(datasets).where(_BUILDING).values(
+    heartbeat_at=None, import_attempts=case((col.import_attempts > 0,
+                                             col.import_attempts - 1), else_=0),
+    updated_at=NOW))
 REQUEUE = Transition("requeue", update(datasets).where(
-    _BUILDING, col.heartbeat_at < bindparam("stale_before", type_=col.heartbeat_at.type))
+    _BUILDING, col.heartbeat_at < _STALE, col.import_attempts < _MAX_ATTEMPTS)
     .values(heartbeat_at=None, updated_at=NOW))
 RESENT = Transition("resent", update(datasets).where(_BUILDING, col.heartbeat_at.is_(None))
                     .values(updated_at=NOW))
 READY = Transition("ready", update(datasets).where(_BUILDING).values(
     status="ready", version=VERSION, building_version=None, error=None, heartbeat_at=None,
     updated_at=NOW))
-FAIL = Transition("fail", update(datasets).where(_BUILDING).values(
-    status=case((col.version.is_(None), "failed"), else_="ready"), building_version=None,
-    error=bindparam("error", type_=col.error.type), heartbeat_at=None, updated_at=NOW))
+_FAILED = {"status": case((col.version.is_(None), "failed"), else_="ready"),
+           "building_version": None, "error": bindparam("error", type_=col.error.type),
+           "heartbeat_at": None, "updated_at": NOW}
+FAIL = Transition("fail", update(datasets).where(_BUILDING).values(**_FAILED))
+GIVE_UP = Transition("give_up", update(datasets).where(
+    _CLAIMABLE, col.import_attempts >= _MAX_ATTEMPTS).values(**_FAILED))
+
+
+def abandoned_detail(attempts: int) -> str:
+    """Why an import given up (GIVE_UP) failed, in the words its error carries."""
+    return (f"The import was attempted {attempts} times; the last attempt ended without a "
+            "result (the worker stopped). A file that stops the worker that reads it is "
+            "not tried again; check the source, then refresh.")
 
 
 def import_stream(dataset_id: str, seq: int) -> str:

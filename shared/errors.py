@@ -109,6 +109,24 @@ class SourceUnreachable(ImportFailed):
     code, title = "source_unreachable", "Source unreachable"
 
 
+class ImportOutOfMemory(ImportFailed):
+    """The import's process ended for want of memory (``worker/import_process.py``)."""
+
+    code, title = "import_out_of_memory", "Import out of memory"
+
+
+class ImportTimedOut(ImportFailed):
+    """The import outlived ``SUNRISE_IMPORT_DEADLINE_S`` and was stopped."""
+
+    code, title = "import_timed_out", "Import timed out"
+
+
+class ImportAbandoned(ImportFailed):
+    """The import was attempted ``max_attempts`` times without a result."""
+
+    code, title = "import_abandoned", "Import abandoned"
+
+
 class MissingTables(ImportFailed):
     code, title = "missing_tables", "Missing tables"
 

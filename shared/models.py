@@ -276,6 +276,8 @@ class Dataset(Base):
     sources: Mapped[list[dict[str, Any]]] = mapped_column(JSON)
     source_url: Mapped[str | None] = mapped_column(Text, nullable=True)
     import_seq: Mapped[int] = mapped_column(Integer, default=0)
+    # Claims of the version being built (shared/dataset_state.py), capped like a job's.
+    import_attempts: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow)
     updated_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow)
     heartbeat_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime, nullable=True)

@@ -11,6 +11,7 @@ from celery import Celery
 
 from shared.celery_factory import make_celery
 from shared.config import get_settings
+from worker.import_process import install_import_shutdown
 from worker.observability import install_observability
 
 
@@ -21,6 +22,7 @@ def create_app() -> Celery:
 
     app = make_celery(get_settings())
     install_observability(app)
+    install_import_shutdown(app)
     return app
 
 

@@ -13,7 +13,8 @@
   ``requeue_queued_after_s`` ago are sent again. A job merely waiting in a long
   backlog, or taken by a worker that is still starting up, is not duplicated.
 - A dataset import whose worker died (heartbeat older than ``stale_after_s``) is
-  made claimable and sent again; one never claimed ``requeue_queued_after_s`` after
+  made claimable and sent again, or, once it has used ``max_attempts`` attempts,
+  fails with ``import_abandoned`` and its ``failed`` event is published; one never claimed ``requeue_queued_after_s`` after
   it was asked for is sent again when the broker holds fewer messages than such
   imports (as for jobs). The import's claim lets only one worker build it. Dataset
   versions no job pins any more are removed, and uploads abandoned mid-request
@@ -43,6 +44,7 @@ from shared.enqueue import enqueue_jobs, send_import
 from shared.events import EventLog
 from shared.models import Dataset, Job, utcnow
 from shared.redis_client import redis_for
+from worker.dataset_import import give_up
 from worker.dataset_versions import remove_abandoned_uploads, retire_versions
 from worker.runner import announce_end
 
@@ -132,11 +134,13 @@ class Reaper:
         building = Dataset.building_version.is_not(None) & Dataset.deleted_at.is_(None)
         send: list[tuple[str, int]] = []
         with self.sessions.begin() as s:
-            for dataset_id, version in s.execute(select(Dataset.id, Dataset.building_version)
-                                                 .where(building, Dataset.heartbeat_at < stale)
-                                                 .limit(100)).all():
+            orphans = s.execute(select(Dataset.id, Dataset.building_version)
+                                .where(building, Dataset.heartbeat_at < stale)
+                                .limit(100)).all()
+            for dataset_id, version in orphans:
                 if dataset_state.REQUEUE.apply(s, dataset_id=dataset_id, of_version=version,
-                                               stale_before=stale, now=now):
+                                               stale_before=stale, now=now,
+                                               max_attempts=self.settings.max_attempts):
                     logger.warning("reaper: dataset %s lost its builder of version %s; re-sent",
                                    dataset_id, version)
                     send.append((dataset_id, version))
@@ -153,7 +157,16 @@ class Reaper:
                     logger.warning("reaper: dataset %s import of version %s never reached a "
                                    "worker; re-sent", dataset_id, version)
                     send.append((dataset_id, version))
+        resent = {dataset_id for dataset_id, _ in send}
+        for dataset_id, version in orphans:  # the rest have had all their attempts
+            if dataset_id not in resent:
+                give_up(self.settings, self.sessions, self.dataset_events, dataset_id, version)
         return sum(send_import(self.celery, dataset_id, version) for dataset_id, version in send)
+
+    @property
+    def dataset_events(self) -> EventLog:
+        return EventLog(redis_for(self.settings.redis_url), maxlen=self.settings.events_maxlen,
+                        ttl_s=self.settings.events_ttl_s, kind="dataset")
 
     # -- running jobs whose worker died ---------------------------------------------
 

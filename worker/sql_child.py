@@ -22,19 +22,20 @@ from __future__ import annotations
 
 import logging
 import os
-import resource
 import shutil
 import sys
 import tempfile
 from multiprocessing.connection import Connection
 from typing import Any
 
+from worker.child_process import MEMORY_EXIT, connect, limit_address_space
+
 logger = logging.getLogger(__name__)
 
 def main(fd: int) -> int:
-    conn = Connection(fd)
+    conn = connect(fd)
     config = conn.recv()
-    _limit_address_space(config["address_space_bytes"])
+    limit_address_space(config["address_space_bytes"])
     temp_dir = tempfile.mkdtemp(prefix="sunrise-sql-")
     try:
         from worker.sql_executor import DuckDbExecutor
@@ -83,12 +84,12 @@ def _serve(conn: Connection, executor: Any) -> None:
         conn.send(reply)
 
 
-def _limit_address_space(limit: int) -> None:
-    # DuckDB's memory_limit covers its buffer pool, not every allocation (a list value
-    # built by range(0, 100000000) is gigabytes outside it): the kernel's limit does.
-    if limit > 0:
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+def _main_or_memory_exit(fd: int) -> int:
+    try:
+        return main(fd)
+    except MemoryError:
+        return MEMORY_EXIT  # said as such to the parent, which reports it
 
 
 if __name__ == "__main__":
-    sys.exit(main(int(sys.argv[1])))
+    sys.exit(_main_or_memory_exit(int(sys.argv[1])))

@@ -6,17 +6,14 @@ Used by ``worker/sql_sandbox.py``, which keeps a few of them. One user at a time
 from __future__ import annotations
 
 import shutil
-import socket
 import subprocess
-import sys
-from multiprocessing.connection import Connection
-from pathlib import Path
 from typing import Any
 
 import duckdb
 
+from worker.child_process import describe_exit, end_child, ran_out_of_memory, start_child
+
 START_TIMEOUT_S = 60.0
-_PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
 
 class Overran(Exception):
@@ -24,21 +21,22 @@ class Overran(Exception):
 
 
 class Died(Exception):
-    """The SQL process ended while working."""
+    """The SQL process ended while working; ``returncode`` says how (``child_process``)."""
+
+    def __init__(self, message: str, returncode: int | None = None) -> None:
+        super().__init__(message)
+        self.returncode = returncode
+
+    @property
+    def out_of_memory(self) -> bool:
+        return ran_out_of_memory(self.returncode)
 
 
 class SqlProcess:
     """One running ``worker.sql_child`` and its end of the socket pair. One user at a time."""
 
     def __init__(self, config: dict[str, Any]) -> None:
-        ours, theirs = socket.socketpair()
-        try:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "worker.sql_child", str(theirs.fileno())],
-                pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, cwd=_PROJECT_ROOT)
-        finally:
-            theirs.close()
-        self.conn = Connection(ours.detach())
+        self.proc, self.conn = start_child("worker.sql_child")
         self.temp_dir: str | None = None
         self.alive = True
         try:
@@ -72,9 +70,12 @@ class SqlProcess:
                 raise Overran(f"no answer within {timeout:.1f} s")
             return self.conn.recv()
         except (EOFError, OSError):
-            code = self.proc.wait(5)
+            try:
+                code = self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                code = None
             self.kill()
-            raise Died(f"exit status {code}") from None
+            raise Died(describe_exit(code), code) from None
 
     def stop(self) -> None:
         """End an idle process, asking it first; idempotent."""
@@ -89,10 +90,7 @@ class SqlProcess:
     def kill(self) -> None:
         """End the process at once (it may be busy); idempotent."""
         self.alive = False
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait(10)
-        self.conn.close()
+        end_child(self.proc, self.conn)
         if self.temp_dir:  # a killed process leaves its spill files behind
             shutil.rmtree(self.temp_dir, ignore_errors=True)
 

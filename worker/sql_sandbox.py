@@ -108,9 +108,7 @@ class SqlSandbox:
             result = QueryResult.failed(text, timeout_message(budget), _ms_since(started))
         except Died as died:
             logger.warning("%s: the SQL process ended: %s", tag, died)
-            result = QueryResult.failed(
-                text, "the query was stopped: it needed more memory than the SQL "
-                "sandbox allows; aggregate or filter more", _ms_since(started))
+            result = QueryResult.failed(text, died_message(died), _ms_since(started))
         except (RuntimeError, duckdb.Error) as exc:  # reported by the process, which goes on
             logger.warning("%s: the SQL process reported %s", tag, exc)
             result = QueryResult.failed(text, str(exc), _ms_since(started))
@@ -215,6 +213,15 @@ def parse_size(text: str) -> int:
         raise ValueError(f"{text!r} is not a size such as 1GB or 512MiB")
     number, unit = match.groups()
     return int(float(number) * _UNITS[(unit or "b").lower()])
+
+
+def died_message(died: Died) -> str:
+    """What a query whose SQL process ended is told: memory only when that is how the
+    process ended (``worker/child_process.py``), else how it ended."""
+    if died.out_of_memory:
+        return ("the query was stopped: it needed more memory than the SQL sandbox allows; "
+                "aggregate or filter more")
+    return f"the query was stopped: its SQL process ended unexpectedly ({died}); try again"
 
 
 def _ms_since(started: float) -> float:

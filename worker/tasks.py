@@ -14,6 +14,7 @@ import threading
 import weakref
 
 from celery import Celery, shared_task
+from celery.exceptions import Reject
 
 from shared.celery_factory import (
     ASSEMBLE_BATCH,
@@ -49,7 +50,18 @@ def run_economy_batch(task, batch_id: str) -> None:
 
 @shared_task(name=IMPORT_DATASET, bind=True, **_GUARANTEED)
 def import_dataset(task, dataset_id: str, version: int) -> None:
-    runners_for(task.app).datasets.run(dataset_id, version)
+    from worker.dataset_import import ImportSlotsBusy
+    from worker.import_process import WorkerStopping
+
+    runners = runners_for(task.app)
+    try:
+        runners.datasets.run(dataset_id, version)
+    except ImportSlotsBusy:
+        # Sent again later, this message acknowledged; no attempt was counted.
+        raise task.retry(countdown=runners.settings.import_busy_retry_s,
+                         max_retries=None) from None
+    except WorkerStopping:
+        raise Reject("the worker is stopping", requeue=True) from None
 
 
 @shared_task(name=REAP, bind=True)
