@@ -55,7 +55,10 @@ def make_celery(settings: Settings) -> Celery:
         broker_connection_timeout=3,
         **_broker_connection(settings.redis_url),
         broker_transport_options={
-            "visibility_timeout": int(settings.job_deadline_s * 2 + 120),
+            # Longer than any task may run (a job, or an import up to its deadline), so
+            # Redis does not deliver a running task's message a second time.
+            "visibility_timeout": int(max(settings.job_deadline_s * 2,
+                                          settings.import_deadline_s) + 120),
             "socket_connect_timeout": 3,
             # A hung (not refused) Redis must not hang an API request forever either.
             "socket_timeout": 5,
