@@ -132,6 +132,15 @@ class Settings(BaseSettings):
     max_upload_mb: int = 1024  # per source file; the API answers 413 above it
     import_threads: int = 2
     import_memory_limit: str = "2GB"
+    # What one import may read (worker/datasets/limits.py): uncompressed bytes of all its
+    # sources, rows of all its tables, columns of one table, cells of one Excel sheet's
+    # used range (what the Excel reader allocates, ~40 bytes a cell), and the memory of
+    # the connection that reads an uploaded DuckDB file.
+    import_max_bytes: int = Field(default=10 * 2**30, ge=1)
+    import_max_rows: int = Field(default=100_000_000, ge=1)
+    import_max_columns: int = Field(default=2_000, ge=1)
+    import_max_sheet_cells: int = Field(default=10_000_000, ge=1)
+    import_source_memory_limit: str = "1GB"
     # The whole per-dataset system prompt, estimated as worker/history.estimate_tokens does.
     dataset_prompt_token_budget: int = 16_000
     # Fernet keys sealing stored secrets (a live dataset's URL), comma-separated: the

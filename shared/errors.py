@@ -108,3 +108,15 @@ class MissingTables(ImportFailed):
 
 class SourceTooLarge(ImportFailed):
     code, title = "source_too_large", "Source too large"
+
+
+class TooManyRows(SourceTooLarge):
+    code, title = "too_many_rows", "Too many rows"
+
+
+class TooManyColumns(SourceTooLarge):
+    code, title = "too_many_columns", "Too many columns"
+
+
+class SheetTooLarge(SourceTooLarge):
+    code, title = "sheet_too_large", "Sheet too large"

@@ -36,6 +36,7 @@ from worker.datasets import (
     delete_version,
     remove_stale_builds,
 )
+from worker.datasets.limits import ImportLimits
 
 logger = logging.getLogger(__name__)
 
@@ -110,7 +111,8 @@ class DatasetImporter:
                 sources, self.settings.data_dir, dataset_id, version, progress,
                 max_file_bytes=self.settings.max_upload_mb * 2**20,
                 threads=self.settings.import_threads,
-                memory_limit=self.settings.import_memory_limit)
+                memory_limit=self.settings.import_memory_limit,
+                limits=ImportLimits.from_settings(self.settings))
 
         try:
             return build()
