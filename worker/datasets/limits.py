@@ -71,8 +71,8 @@ class ImportBudget:
         if self.bytes > self.limits.max_bytes:
             raise SourceTooLarge(
                 f"{source}: this import's sources hold more than "
-                f"{self.limits.max_bytes / 2**20:,.0f} MB of uncompressed data, the limit "
-                "per import (SUNRISE_IMPORT_MAX_BYTES).", source=source,
+                f"{_size(self.limits.max_bytes)} of uncompressed data, the limit per "
+                "import (SUNRISE_IMPORT_MAX_BYTES).", source=source,
                 limit_bytes=self.limits.max_bytes)
 
     def check_rows(self, table_rows: int, source: str) -> None:
@@ -88,3 +88,7 @@ class ImportBudget:
         """Count a finished table's rows; raises ``TooManyRows`` past the limit."""
         self.check_rows(rows, source)
         self.rows += rows
+
+
+def _size(count: int) -> str:
+    return f"{count:,} bytes" if count < 2**20 else f"{count / 2**20:,.0f} MB"
