@@ -26,7 +26,6 @@ from shared.errors import (
     SourceTooLarge,
     TooManyColumns,
     TooManyRows,
-    UnsupportedSource,
 )
 from tests.datasets.conftest import files_under, query
 from worker.datasets import FileSource
@@ -312,10 +311,12 @@ def test_a_table_over_the_column_limit_is_refused(tmp_path, build, kind):
     assert build(path, version=2, limits=ImportLimits(max_columns=11)).tables
 
 
-def test_the_default_column_limit_refuses_twenty_thousand_columns(tmp_path, build):
-    path = _wide(tmp_path, "csv", 20_000)
-    with pytest.raises(TooManyColumns, match=r"has 20,000 columns; the limit is 2,000"):
-        build(path)
+def test_the_default_column_limit_refuses_twenty_thousand_columns(tmp_path, data_dir):
+    """Counted on the first line: DuckDB's sniffer alone takes gigabytes for these."""
+    answer = in_child([_wide(tmp_path, "csv", 20_000)], data_dir)
+    assert answer.get("error") == "TooManyColumns", answer
+    assert answer["detail"] == ("wide.csv has 20,000 columns; the limit is 2,000 columns per "
+                                "table (SUNRISE_IMPORT_MAX_COLUMNS).")
 
 
 def test_limits_come_from_the_settings():

@@ -40,6 +40,8 @@ _TEXT = (".csv", ".tsv", ".tab", ".txt")
 _COMPRESSED = tuple(ext + comp for ext in _TEXT for comp in (".gz", ".zst"))
 _REJECTS_KEPT = 100
 _BLANK_PROBE_BYTES = 1 << 16
+_HEADER_PROBE_BYTES = 1 << 22
+_DELIMITERS = (b",", b";", b"\t", b"|")
 
 
 @dataclass(frozen=True)
@@ -122,13 +124,25 @@ class CsvImporter(Importer):
 
 
 def _check_header(source: FileSource, target: ImportTarget, options: dict) -> None:
-    """Count the columns DuckDB finds in the header (it sniffs a sample; no row is read)."""
+    """Count the header's columns before any row is read: first on its first line (DuckDB's
+    sniffer itself takes gigabytes for 20,000 columns), then as DuckDB sniffs them."""
+    target.limits.check_columns(_first_line_width(source, options.get("delim")), source.name)
     args = ", ".join([sql_literal(str(source.path)), *_render(options)])
     try:
         columns = target.con.execute(f"DESCRIBE SELECT * FROM read_csv({args})").fetchall()
     except duckdb.Error:  # the read says what is wrong, and finish_table counts then
         return
     target.limits.check_columns(len(columns), source.name)
+
+
+def _first_line_width(source: FileSource, delim: str | None) -> int:
+    """The most fields the first line splits into on any delimiter DuckDB would sniff
+    (outside double quotes): never fewer than DuckDB finds."""
+    with open(source.path, "rb") as handle:
+        line = handle.read(_HEADER_PROBE_BYTES).split(b"\n", 1)[0]
+    unquoted = b"".join(line.split(b'"')[::2])
+    candidates = [delim.encode()] if delim else _DELIMITERS
+    return 1 + max(unquoted.count(d) for d in candidates)
 
 
 def _refuse_blank(source: FileSource) -> None:
