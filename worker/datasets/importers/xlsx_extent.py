@@ -37,6 +37,10 @@ _LOCAL_HEADER = struct.Struct("<4s2B4HL2L2H")
 _CELL_REF = re.compile(r"^\$?([A-Za-z]{1,3})\$?(\d{1,7})$")
 # Bytes that mark a part calamine reads for cells or strings (whatever the prefix).
 _MARKERS = re.compile(rb"sheetData|[<:]sst\b")
+_ANY_CELL = re.compile(rb"<(?:[\w.-]+:)?c[\s/>]")
+_FIRST_REF = re.compile(rb"""<(?:[\w.-]+:)?c\s+r\s*=\s*["']\$?([A-Za-z]{1,3})\$?(\d{1,7})["']""")
+_SST_COUNT = re.compile(rb"""<(?:[\w.-]+:)?sst\b[^>]*?\suniqueCount\s*=\s*["']([^"']*)["']""")
+_PREFIXED_SI = re.compile(rb"<[\w.-]+:si[\s/>]")
 
 
 class _Refused(Exception):
@@ -55,10 +59,15 @@ class _Extent:
     dimension: str = ""
 
     def add(self, row: int, col: int) -> None:
-        self.cells += 1
-        self.first_row = row if self.first_row is None else min(self.first_row, row)
-        self.first_col = col if self.first_col is None else min(self.first_col, col)
-        self.last_row, self.last_col = max(self.last_row, row), max(self.last_col, col)
+        self.cover(row, row, col, col, 1)
+
+    def cover(self, first_row: int, last_row: int, first_col: int, last_col: int,
+              cells: int) -> None:
+        """Widen the extent to these rows and columns, counting ``cells`` more."""
+        self.cells += cells
+        self.first_row = first_row if self.first_row is None else min(self.first_row, first_row)
+        self.first_col = first_col if self.first_col is None else min(self.first_col, first_col)
+        self.last_row, self.last_col = max(self.last_row, last_row), max(self.last_col, last_col)
 
     @property
     def rows(self) -> int:
@@ -89,7 +98,77 @@ def check_workbook(source: FileSource, limits: ImportLimits, budget: ImportBudge
     with open(source.path, "rb") as handle:
         for info in infos:
             name = sheets.get(info.filename, info.filename)
-            _check_part(source, name, _inflate(source, handle, info, budget), limits)
+            if not _measure_quickly(source, name, _inflate(source, handle, info, budget),
+                                    limits):
+                # Cells without references: walk them as calamine does (its bytes again).
+                _check_part(source, name, _inflate(source, handle, info, ImportBudget(limits)),
+                            limits)
+
+
+def _measure_quickly(source: FileSource, sheet: str, blocks: Iterator[bytes],
+                     limits: ImportLimits) -> bool:
+    """Measure a part with expat checking the XML in C and a pattern placing each cell by
+    its reference (an element handler per cell would cost seconds per million cells).
+    Every ``<c>`` tag counts, with or without a value. The reference must be the tag's
+    first attribute, as every writer puts it: well-formed XML (expat's check) then has
+    no other ``r`` and no ``<`` in a value to mislead the pattern. False when some cell
+    is written otherwise, so that only walking the rows can place it."""
+    extent, strings = _Extent(), 0
+    parser = ParserCreate()
+    parser.StartDoctypeDeclHandler = parser.EntityDeclHandler = _refuse_dtd
+    failure, marked, carry, tail = None, False, b"", b""
+    for block in blocks:
+        marked = marked or bool(_MARKERS.search(tail + block))
+        tail = block[-16:]
+        if failure is None:
+            try:
+                parser.Parse(block, False)
+            except (ExpatError, _Refused) as exc:
+                failure = exc
+        text, carry = _whole_tags(carry + block)
+        if len(carry) > _BLOCK:
+            failure = failure or _Refused("a tag longer than 1 MB")
+            carry = b""
+        refs = _FIRST_REF.findall(text)
+        if len(refs) != len(_ANY_CELL.findall(text)):
+            return False
+        if refs:
+            rows = [int(digits) for _, digits in refs]
+            columns = [_column_index(letters) for letters in {letters for letters, _ in refs}]
+            extent.cover(min(rows) - 1, max(rows) - 1, min(columns), max(columns), len(refs))
+            _check_extent(source, sheet, extent, limits)
+        for declared in _SST_COUNT.finditer(text):
+            _check_strings(source, declared.group(1).decode("ascii", "replace") or "0", limits)
+        strings += text.count(b"<si>") + text.count(b"<si ") + len(_PREFIXED_SI.findall(text))
+        _check_strings(source, str(strings), limits)
+    _finish(source, sheet, parser, failure, marked)
+    return True
+
+
+def _whole_tags(data: bytes) -> tuple[bytes, bytes]:
+    """``data`` up to its last complete tag, and the rest (a tag cut by the block)."""
+    start = data.rfind(b"<")
+    if start == -1 or data.find(b">", start) != -1:
+        return data, b""
+    return data[:start], data[start:]
+
+
+def _refuse_dtd(*_args) -> None:
+    raise _Refused("it declares a DTD")
+
+
+def _finish(source: FileSource, sheet: str, parser, failure: Exception | None,
+            marked: bool) -> None:
+    if failure is None:
+        try:
+            parser.Parse(b"", True)
+        except (ExpatError, _Refused) as exc:
+            failure = exc
+    # A part without cells or strings (an image, a VML drawing) may be anything.
+    if failure is not None and (marked or isinstance(failure, _Refused)):
+        raise MalformedSource(f"{source.name} is not a readable Excel workbook: part "
+                              f"{sheet} is not well-formed XML ({failure}).",
+                              source=source.name)
 
 
 def _check_part(source: FileSource, sheet: str, blocks: Iterator[bytes],
@@ -98,9 +177,6 @@ def _check_part(source: FileSource, sheet: str, blocks: Iterator[bytes],
     state = {"sheet_data": False, "row": 0, "col": 0, "cell": None, "valued": False,
              "strings": 0}
     parser = ParserCreate()
-
-    def refuse_dtd(*_args) -> None:
-        raise _Refused("it declares a DTD")
 
     def start(tag: str, attrs: dict) -> None:
         local = tag.rsplit(":", 1)[-1]
@@ -138,8 +214,7 @@ def _check_part(source: FileSource, sheet: str, blocks: Iterator[bytes],
             state["strings"] += 1
             _check_strings(source, str(state["strings"]), limits)
 
-    parser.StartDoctypeDeclHandler = refuse_dtd
-    parser.EntityDeclHandler = refuse_dtd
+    parser.StartDoctypeDeclHandler = parser.EntityDeclHandler = _refuse_dtd
     parser.StartElementHandler = start
     parser.EndElementHandler = end
     failure, marked, tail = None, False, b""
@@ -151,16 +226,7 @@ def _check_part(source: FileSource, sheet: str, blocks: Iterator[bytes],
                 parser.Parse(block, False)
             except (ExpatError, _Refused) as exc:
                 failure = exc
-    if failure is None:
-        try:
-            parser.Parse(b"", True)
-        except (ExpatError, _Refused) as exc:
-            failure = exc
-    # A part without cells or strings (an image, a VML drawing) may be anything.
-    if failure is not None and (marked or isinstance(failure, _Refused)):
-        raise MalformedSource(f"{source.name} is not a readable Excel workbook: part "
-                              f"{sheet} is not well-formed XML ({failure}).",
-                              source=source.name)
+    _finish(source, sheet, parser, failure, marked)
 
 
 def _check_extent(source: FileSource, sheet: str, extent: _Extent, limits: ImportLimits) -> None:
@@ -258,10 +324,15 @@ def _cell(ref: str, source: FileSource, sheet: str) -> tuple[int, int]:
     if match is None:
         raise MalformedSource(f"{source.name}, sheet {sheet}: {ref!r} is not a cell "
                               "reference.", source=source.name)
+    return _number(match.group(2), source, sheet) - 1, _column_index(match.group(1))
+
+
+def _column_index(letters: str | bytes) -> int:
+    """A column's letters ("B", b"AA") as calamine's 0-based index."""
     col = 0
-    for letter in match.group(1).upper():
+    for letter in letters.upper() if isinstance(letters, str) else letters.decode().upper():
         col = col * 26 + ord(letter) - ord("A") + 1
-    return _number(match.group(2), source, sheet) - 1, col - 1
+    return col - 1
 
 
 def _column_name(index: int) -> str:
