@@ -151,6 +151,15 @@ class Settings(BaseSettings):
     import_concurrency: int = Field(default=2, ge=1)
     # An import that finds every slot taken is sent again after this many seconds.
     import_busy_retry_s: float = Field(default=5.0, gt=0)
+    # What one import may read (worker/datasets/limits.py): uncompressed bytes of all its
+    # sources, rows of all its tables, columns of one table, cells of one Excel sheet's
+    # used range (what the Excel reader allocates, ~40 bytes a cell), and the memory of
+    # the connection that reads an uploaded DuckDB file.
+    import_max_bytes: int = Field(default=10 * 2**30, ge=1)
+    import_max_rows: int = Field(default=100_000_000, ge=1)
+    import_max_columns: int = Field(default=2_000, ge=1)
+    import_max_sheet_cells: int = Field(default=10_000_000, ge=1)
+    import_source_memory_limit: str = "1GB"
     # The whole per-dataset system prompt, estimated as worker/history.estimate_tokens does.
     dataset_prompt_token_budget: int = 16_000
     # Fernet keys sealing stored secrets (a live dataset's URL), comma-separated: the

@@ -18,9 +18,19 @@ def public_sources(dataset: Dataset) -> list[dict[str, Any]]:
             for s in dataset.sources or ()]
 
 
-def dataset_to_dict(dataset: Dataset, version: DatasetVersion | None) -> dict[str, Any]:
-    """The dataset with the tables of the version it serves (``version``; none yet: [])."""
+def dataset_to_dict(dataset: Dataset, version: DatasetVersion | None, *,
+                    columns: bool = True) -> dict[str, Any]:
+    """The dataset with the tables of the version it serves (``version``; none yet: []).
+
+    Without ``columns`` (a list page) each table is its name, rows and description: the
+    per-column profiles are for the one dataset asked for (up to thousands of columns,
+    with their top values, per table).
+    """
     annotations = annotations_of(dataset)
+    tables = describe_tables(version.tables, annotations) if version is not None else []
+    if not columns:
+        tables = [{key: table[key] for key in ("name", "rows", "description")}
+                  for table in tables]
     return {
         "dataset_id": dataset.id,
         "name": dataset.name,
@@ -29,7 +39,7 @@ def dataset_to_dict(dataset: Dataset, version: DatasetVersion | None) -> dict[st
         "default": bool(dataset.is_default),
         "description": annotations.description,
         "error": dataset.error,
-        "tables": describe_tables(version.tables, annotations) if version is not None else [],
+        "tables": tables,
         "glossary": annotations.glossary,
         "examples": [e.model_dump() for e in annotations.examples],
         "sources": public_sources(dataset),

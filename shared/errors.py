@@ -140,3 +140,13 @@ class SourceRefused(ImportFailed):
     destination (shared/outbound.py) or a URL part the drivers never receive."""
 
     code, title = "source_refused", "Source refused"
+class TooManyRows(SourceTooLarge):
+    code, title = "too_many_rows", "Too many rows"
+
+
+class TooManyColumns(SourceTooLarge):
+    code, title = "too_many_columns", "Too many columns"
+
+
+class SheetTooLarge(SourceTooLarge):
+    code, title = "sheet_too_large", "Sheet too large"

@@ -42,13 +42,15 @@ def build(settings: Settings, sources: list, dataset_id: str, version: int,
     version, was never served: it is removed and built again from the sources.
     """
     from worker.datasets import build_version, delete_version
+    from worker.datasets.limits import ImportLimits
 
     def attempt() -> Any:
         return build_version(
             sources, settings.data_dir, dataset_id, version, on_progress,
             max_file_bytes=settings.max_upload_mb * 2**20,
             threads=settings.import_threads,
-            memory_limit=settings.import_memory_limit)
+            memory_limit=settings.import_memory_limit,
+            limits=ImportLimits.from_settings(settings))
 
     try:
         return attempt()

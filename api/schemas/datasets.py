@@ -73,10 +73,13 @@ class ColumnOut(BaseModel):
     top_values: list[TopValueOut]
 
 
-class TableOut(BaseModel):
+class TableSummaryOut(BaseModel):
     name: str
     rows: int
     description: str | None
+
+
+class TableOut(TableSummaryOut):
     columns: list[ColumnOut]
 
 
@@ -110,8 +113,15 @@ class DatasetOut(BaseModel):
     links: DatasetLinks
 
 
+class DatasetSummaryOut(DatasetOut):
+    """A dataset in a list page: its tables without their columns (``GET
+    /v1/datasets/{id}`` has them)."""
+
+    tables: list[TableSummaryOut]
+
+
 class DatasetList(BaseModel):
-    items: list[DatasetOut]
+    items: list[DatasetSummaryOut]
     next_cursor: str | None
 
 

@@ -177,19 +177,20 @@ def _current(s, row: Dataset) -> DatasetVersion | None:
     return s.get(DatasetVersion, (row.id, row.version)) if row.version else None
 
 
-def _view(s, row: Dataset) -> dict:
-    return linked_dataset(dataset_to_dict(row, _current(s, row)))
+def _view(s, row: Dataset, *, columns: bool = True) -> dict:
+    return linked_dataset(dataset_to_dict(row, _current(s, row), columns=columns))
 
 
 def list_datasets(res: Resources, tenant_id: int, *, limit: int, cursor: str | None) -> dict:
     """One page of the tenant's datasets, newest first: ``{"items", "next_cursor"}``
-    (keyset pagination, ``api/pagination.py``). Raises BadRequest for a foreign cursor."""
+    (keyset pagination, ``api/pagination.py``), tables without their columns (those are
+    in ``get_dataset``). Raises BadRequest for a foreign cursor."""
     stmt = after_cursor(select(Dataset).where(Dataset.tenant_id == tenant_id,
                                               Dataset.deleted_at.is_(None)),
                         Dataset.created_at, Dataset.id, cursor)
     with res.session() as s:
         rows = s.scalars(stmt.limit(limit + 1)).all()
-        return page(rows, limit, lambda d: (d.created_at, d.id), lambda d: _view(s, d))
+        return page(rows, limit, lambda d: (d.created_at, d.id), lambda d: _view(s, d, columns=False))
 
 
 def get_dataset(res: Resources, tenant_id: int, dataset_id: str) -> dict:

@@ -3,12 +3,15 @@
 The interface (plain functions; the API, Celery and the CLI call these):
 
 - ``build_version(sources, data_dir, dataset_id, version, on_progress=None, *,
-  max_file_bytes=None, threads=None, memory_limit=None) -> BuiltVersion``
+  max_file_bytes=None, threads=None, memory_limit=None, limits=None) -> BuiltVersion``
   (``builder``): imports ``FileSource(path, name)`` and ``DatabaseSource(url, tables,
   outbound)`` (``sources``; ``outbound`` is ``shared/outbound.py``'s policy) into ``<data_dir>/<dataset_id>/v<version>.duckdb``, all or nothing, and
   returns the path, the tables' profiles and which source made which tables. Progress
   reaches ``on_progress`` as ``ImportProgress`` (``target``). Bad input raises the
   ``ImportFailed`` family of shared/errors.py, naming the file and line/row.
+- ``ImportLimits`` (``limits``): what one import may read (uncompressed bytes, rows,
+  columns per table, cells per Excel sheet, memory reading a DuckDB upload);
+  ``ImportLimits.from_settings(settings)``. Past one: ``SourceTooLarge`` and its kinds.
 - ``version_path``, ``delete_version``, ``remove_stale_builds`` (``builder``): the file
   layout, removing a version no job uses, clearing what killed builds left.
 - ``profile_tables(con)`` (``profile``) and ``TableProfile.as_dict/from_dict``: the
@@ -29,6 +32,7 @@ from worker.datasets.builder import (
     remove_stale_builds,
     version_path,
 )
+from worker.datasets.limits import ImportLimits
 from worker.datasets.profile import ColumnProfile, TableProfile, TopValue, profile_tables
 from worker.datasets.sources import DatabaseSource, FileSource, Source
 from worker.datasets.target import ImportProgress
@@ -39,6 +43,7 @@ __all__ = [
     "ColumnProfile",
     "DatabaseSource",
     "FileSource",
+    "ImportLimits",
     "ImportProgress",
     "Source",
     "TableProfile",

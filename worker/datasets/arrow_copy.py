@@ -54,7 +54,8 @@ def copy_rows(target: ImportTarget, table: str, columns: Sequence[ColumnPlan],
     """Append every chunk of row tuples to ``table``, reporting rows so far; returns the count.
 
     Raises ``MalformedSource`` naming ``source``, the table, the 1-based row and the
-    column of the first value that does not fit its planned type.
+    column of the first value that does not fit its planned type; ``TooManyRows`` or
+    ``SourceTooLarge`` as soon as a chunk passes the import's limits.
     """
     copied = 0
     for chunk in chunks:
@@ -62,21 +63,31 @@ def copy_rows(target: ImportTarget, table: str, columns: Sequence[ColumnPlan],
             continue
         arrays = [_array(list(values), column, copied, source, table)
                   for column, values in zip(columns, zip(*chunk))]
-        insert_arrow(target.con, table, pa.Table.from_arrays(
-            arrays, names=[f"c{i}" for i in range(len(columns))]))
-        copied += len(chunk)
+        data = pa.Table.from_arrays(arrays, names=[f"c{i}" for i in range(len(columns))])
+        copied = _charge(target, data, copied, source)
+        insert_arrow(target.con, table, data)
         target.report(table, copied)
     return copied
 
 
 def copy_batches(target: ImportTarget, table: str,
-                 batches: Iterable[pa.RecordBatch | pa.Table]) -> int:
-    """Append Arrow batches (already typed) to ``table``, reporting rows so far."""
+                 batches: Iterable[pa.RecordBatch | pa.Table], *, source: str) -> int:
+    """Append Arrow batches (already typed) to ``table``, reporting rows so far; raises
+    ``TooManyRows`` or ``SourceTooLarge`` (naming ``source``) past the import's limits."""
     copied = 0
     for batch in batches:
+        copied = _charge(target, batch, copied, source)
         insert_arrow(target.con, table, batch)
-        copied += batch.num_rows
         target.report(table, copied)
+    return copied
+
+
+def _charge(target: ImportTarget, data: pa.Table | pa.RecordBatch, copied: int,
+            source: str) -> int:
+    """Count a chunk against the import's budget before it is stored; the rows so far."""
+    copied += data.num_rows
+    target.budget.check_rows(copied, source)
+    target.budget.charge_bytes(data.nbytes, source)
     return copied
 
 

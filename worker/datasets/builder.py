@@ -4,7 +4,7 @@ Layout under the data dir (``SUNRISE_DATA_DIR``)::
 
     <data_dir>/<dataset_id>/v<version>.duckdb                                 a built version
     <data_dir>/<dataset_id>/.v<version>.<host>.<pid>.<nonce>.building.duckdb  being built
-                                                        (+ DuckDB's .wal and a .spill dir)
+                                                        (+ DuckDB's .wal, a .spill and a .scratch dir)
 
 A version is written under the temporary name and renamed when complete (a rename in
 one directory is atomic), so a reader sees a whole version or none. A failed import
@@ -33,6 +33,7 @@ import duckdb
 from shared.errors import Conflict, EmptySource, ImportFailed, SourceTooLarge
 from worker.datasets.importers import importer_for
 from worker.datasets.importers.base import duckdb_message
+from worker.datasets.limits import ImportLimits
 from worker.datasets.profile import TableProfile, profile_tables
 from worker.datasets.sources import FileSource, Source
 from worker.datasets.target import ImportTarget, ProgressCallback
@@ -72,12 +73,14 @@ def version_path(data_dir: str | Path, dataset_id: str, version: int) -> Path:
 def build_version(sources: Sequence[Source], data_dir: str | Path, dataset_id: str,
                   version: int, on_progress: ProgressCallback | None = None, *,
                   max_file_bytes: int | None = None, threads: int | None = None,
-                  memory_limit: str | None = None) -> BuiltVersion:
+                  memory_limit: str | None = None,
+                  limits: ImportLimits | None = None) -> BuiltVersion:
     """Import ``sources`` into a new version file and profile it; all or nothing.
 
     Every source is checked (supported, not empty, at most ``max_file_bytes``) before
     anything is written. ``on_progress`` receives ``ImportProgress`` reports (see
-    ``target``). Raises the ``ImportFailed`` family for bad input, ``Conflict`` if
+    ``target``). ``limits`` (default ``ImportLimits()``) caps what the import reads.
+    Raises the ``ImportFailed`` family for bad input, ``Conflict`` if
     the version exists already (versions are immutable), ``ValueError`` for a bad id.
     On any failure no file of this attempt remains.
     """
@@ -102,7 +105,8 @@ def build_version(sources: Sequence[Source], data_dir: str | Path, dataset_id: s
             # Progress is tracked only when asked for (outside a terminal); never printed.
             con.execute("SET enable_progress_bar = true")
             con.execute("SET enable_progress_bar_print = false")
-            target = ImportTarget(con, on_progress)
+            target = ImportTarget(con, on_progress, limits=limits,
+                                  scratch=Path(f"{building}.scratch"))
             made = []
             for source, importer in plan:
                 first = len(target.tables)
@@ -201,7 +205,8 @@ def _publish(building: Path, final: Path) -> None:
 
 
 def _remove_build_files(building: Path) -> None:
-    for path in (building, Path(f"{building}.wal"), Path(f"{building}.spill")):
+    for path in (building, Path(f"{building}.wal"), Path(f"{building}.spill"),
+                 Path(f"{building}.scratch")):
         _remove_path(path)
 
 

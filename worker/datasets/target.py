@@ -15,9 +15,11 @@ import logging
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import duckdb
 
+from worker.datasets.limits import ImportBudget, ImportLimits
 from worker.datasets.naming import NameBook, quote_ident
 
 logger = logging.getLogger(__name__)
@@ -44,16 +46,32 @@ ProgressCallback = Callable[[ImportProgress], None]
 
 
 class ImportTarget:
-    """Naming, progress and bookkeeping around the connection importers write to."""
+    """Naming, progress and bookkeeping around the connection importers write to.
+
+    ``limits`` are the import's caps and ``budget`` what it has read so far (see
+    ``limits``); ``scratch`` is a folder of the build's own for files an importer
+    makes on the way (a decompressed copy), removed with the build.
+    """
 
     def __init__(self, con: duckdb.DuckDBPyConnection,
-                 on_progress: ProgressCallback | None = None) -> None:
+                 on_progress: ProgressCallback | None = None, *,
+                 limits: ImportLimits | None = None, scratch: Path | None = None) -> None:
         self.con = con
+        self.limits = limits or ImportLimits()
+        self.budget = ImportBudget(self.limits)
+        self._scratch = scratch
         self._on_progress = on_progress
         self._names = NameBook()
         self._lock = threading.Lock()
         self.tables: list[str] = []
         self._finished_rows = 0
+
+    def scratch_file(self, name: str) -> Path:
+        """A path for a temporary file of this build (its folder is made on first use)."""
+        if self._scratch is None:
+            raise RuntimeError("this import target has no scratch folder")
+        self._scratch.mkdir(exist_ok=True)
+        return self._scratch / name
 
     def table_name(self, wanted: str) -> str:
         """A safe identifier for a new table, unique in this dataset."""
@@ -101,15 +119,18 @@ class ImportTarget:
         if raised:
             raise raised[0]
 
-    def finish_table(self, table: str) -> int:
+    def finish_table(self, table: str, source: str | None = None) -> int:
         """Give ``table``'s columns safe, unique names, count its rows and report it done.
 
-        Returns the row count.
+        Returns the row count. Raises ``TooManyColumns``/``TooManyRows`` (naming
+        ``source``, else the table) past the import's limits: the last word for
+        importers whose source cannot tell in advance.
         """
         columns = [name for (name,) in self.con.execute(
             "SELECT column_name FROM duckdb_columns() WHERE database_name = current_database() "
             "AND schema_name = 'main' AND table_name = ? ORDER BY column_index",
             [table]).fetchall()]
+        self.limits.check_columns(len(columns), source or table)
         book = NameBook()
         renames = [(name, safe) for name in columns if (safe := book.claim(name, "col")) != name]
         # In two steps, so that no new name meets an old one not renamed yet ("A B", "a_b").
@@ -118,6 +139,7 @@ class ImportTarget:
         for index, (_, safe) in enumerate(renames):
             self._rename_column(table, f"sunrise_renaming_{index}", safe)
         (rows,) = self.con.execute(f"SELECT count(*) FROM {quote_ident(table)}").fetchone()
+        self.budget.add_rows(rows, source or table)
         self.tables.append(table)
         self._finished_rows += rows
         self._emit(ImportProgress(table, rows, True, 100.0, self._finished_rows))

@@ -15,14 +15,21 @@ read, so that the import can tell what went wrong and where:
 - a value that does not fit the type sniffed from a sample (a "n/a" far down an
   integer column) makes DuckDB sniff the whole file, and if a column still does not
   fit, that column is read as text.
+
+The import's limits hold while reading: a compressed file is decompressed within the
+byte cap first (``plain_copy``), the header's columns are counted before any row is
+read, and the read stops one row past the rows the import has left.
 """
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
 
+import duckdb
+
 from shared.errors import EmptySource, MalformedSource
 from worker.datasets.importers.base import NULL_STRINGS, Importer, file_stem, matching_suffix
+from worker.datasets.importers.plain_copy import plain_copy
 from worker.datasets.naming import quote_ident, sql_literal
 from worker.datasets.sources import FileSource
 from worker.datasets.target import ImportTarget
@@ -33,6 +40,8 @@ _TEXT = (".csv", ".tsv", ".tab", ".txt")
 _COMPRESSED = tuple(ext + comp for ext in _TEXT for comp in (".gz", ".zst"))
 _REJECTS_KEPT = 100
 _BLANK_PROBE_BYTES = 1 << 16
+_HEADER_PROBE_BYTES = 1 << 22
+_DELIMITERS = (b",", b";", b"\t", b"|")
 
 
 @dataclass(frozen=True)
@@ -49,7 +58,12 @@ class CsvImporter(Importer):
     extensions = _TEXT + _COMPRESSED
 
     def load(self, source: FileSource, target: ImportTarget) -> None:
-        """One table named after the file. Raises ``EmptySource`` or ``MalformedSource``."""
+        """One table named after the file. Raises ``EmptySource``, ``MalformedSource`` or
+        ``SourceTooLarge`` and its kinds (past the import's limits)."""
+        with plain_copy(source, target) as path:
+            self._load(FileSource(path, source.name), target)
+
+    def _load(self, source: FileSource, target: ImportTarget) -> None:
         _refuse_blank(source)
         table = target.table_name(file_stem(source.name))
         options: dict = {"nullstr": NULL_STRINGS, "skip": 0}
@@ -57,6 +71,7 @@ class CsvImporter(Importer):
                                          ".tsv.zst", ".tab.zst")):
             options["delim"] = "\t"
         as_text: dict[str, str] = {}
+        _check_header(source, target, options)
         while True:
             rejects = self._read(source, target, table, {**options, **_types(as_text)})
             if not rejects:
@@ -79,7 +94,7 @@ class CsvImporter(Importer):
             logger.info("%s: reading columns %s as text (%s)", source.name, sorted(new),
                         first.message)
             as_text.update(dict.fromkeys(new, "VARCHAR"))
-        target.finish_table(table)
+        target.finish_table(table, source.name)
 
     def _read(self, source: FileSource, target: ImportTarget, table: str,
               options: dict) -> list[_Reject]:
@@ -91,8 +106,11 @@ class CsvImporter(Importer):
                           f"rejects_scan = {sql_literal(scans)}",
                           f"rejects_limit = {_REJECTS_KEPT}"])
         con = target.con
+        # One row past what the import may still hold: enough to tell, and DuckDB stops there.
+        limit = target.budget.rows_left + 1
         with target.watch(table):
-            con.execute(f"CREATE TABLE {quote_ident(table)} AS SELECT * FROM read_csv({args})")
+            con.execute(f"CREATE TABLE {quote_ident(table)} AS SELECT * FROM read_csv({args}) "
+                        f"LIMIT {limit}")
         try:
             rows = con.execute(
                 "SELECT line, line_byte_position, column_name, CAST(error_type AS VARCHAR), "
@@ -105,9 +123,29 @@ class CsvImporter(Importer):
                 for line, pos, column, kind, message in rows]
 
 
-def _refuse_blank(source: FileSource) -> None:
-    if matching_suffix(source.name, _COMPRESSED):
+def _check_header(source: FileSource, target: ImportTarget, options: dict) -> None:
+    """Count the header's columns before any row is read: first on its first line (DuckDB's
+    sniffer itself takes gigabytes for 20,000 columns), then as DuckDB sniffs them."""
+    target.limits.check_columns(_first_line_width(source, options.get("delim")), source.name)
+    args = ", ".join([sql_literal(str(source.path)), *_render(options)])
+    try:
+        columns = target.con.execute(f"DESCRIBE SELECT * FROM read_csv({args})").fetchall()
+    except duckdb.Error:  # the read says what is wrong, and finish_table counts then
         return
+    target.limits.check_columns(len(columns), source.name)
+
+
+def _first_line_width(source: FileSource, delim: str | None) -> int:
+    """The most fields the first line splits into on any delimiter DuckDB would sniff
+    (outside double quotes): never fewer than DuckDB finds."""
+    with open(source.path, "rb") as handle:
+        line = handle.read(_HEADER_PROBE_BYTES).split(b"\n", 1)[0]
+    unquoted = b"".join(line.split(b'"')[::2])
+    candidates = [delim.encode()] if delim else _DELIMITERS
+    return 1 + max(unquoted.count(d) for d in candidates)
+
+
+def _refuse_blank(source: FileSource) -> None:
     with open(source.path, "rb") as handle:
         head = handle.read(_BLANK_PROBE_BYTES)
     if not head.strip() and len(head) < _BLANK_PROBE_BYTES:
@@ -126,10 +164,10 @@ def _physical_line(source: FileSource, reject: _Reject) -> int:
     """The 1-based line of the file where the rejected row starts.
 
     DuckDB counts rows, which differs from lines when a quoted value spans lines;
-    its byte position of the row is exact, so count the newlines before it (plain
-    files only: positions in a compressed file are not file offsets).
+    its byte position of the row is exact, so count the newlines before it (in the
+    plain copy of a compressed file, whose lines are the file's).
     """
-    if reject.byte_position is None or matching_suffix(source.name, _COMPRESSED):
+    if reject.byte_position is None:
         return reject.line
     remaining, newlines = int(reject.byte_position), 0
     with open(source.path, "rb") as handle:

@@ -5,12 +5,21 @@ The uploaded file is opened on its own connection, read-only, with external acce
 extension loading off and the configuration locked, and its rows are moved over as Arrow
 batches: whatever SQL the file carries (views, generated columns, defaults) cannot reach
 this machine's files. Only base tables are copied; views are left out.
+
+A small file can hold a great deal: DuckDB compresses stored columns (2,000 strings of
+1 MB each fit in 536 KB), so the reading connection has its own memory limit (the
+import's ``source_memory_limit``) and no temporary directory (a scan never needs to
+spill). Generated columns are refused: DuckDB computes them with the file's own
+expression 2,048 rows at a time in memory its limit does not count (2 GB of RSS for
+``repeat('x', 1000000)`` under a 256 MB limit), and a copy of such a column would only
+be that expression's output; the user can store the values instead
+(``CREATE TABLE t2 AS SELECT * FROM t``).
 """
 from __future__ import annotations
 
 import duckdb
 
-from shared.errors import EmptySource, MalformedSource
+from shared.errors import EmptySource, MalformedSource, SourceTooLarge, UnsupportedSource
 from worker.datasets.arrow_copy import CHUNK_ROWS, copy_batches
 from worker.datasets.importers.base import Importer, duckdb_message
 from worker.datasets.naming import quote_ident
@@ -22,6 +31,8 @@ _LOCKED_DOWN = {
     "autoload_known_extensions": False,
     "autoinstall_known_extensions": False,
     "threads": 1,
+    "temp_directory": "",
+    "max_temp_directory_size": "0B",
     "lock_configuration": True,
 }
 
@@ -35,7 +46,8 @@ class DuckdbImporter(Importer):
         """One table per base table. Raises ``EmptySource`` or ``MalformedSource``."""
         self.expect_signature(source, "DuckDB")
         try:
-            upload = duckdb.connect(str(source.path), read_only=True, config=dict(_LOCKED_DOWN))
+            upload = duckdb.connect(str(source.path), read_only=True, config={
+                **_LOCKED_DOWN, "memory_limit": target.limits.source_memory_limit})
         except duckdb.Error as exc:
             raise MalformedSource(f"{source.name} could not be opened as a DuckDB database: "
                                   f"{duckdb_message(exc)}", source=source.name) from None
@@ -47,18 +59,28 @@ class DuckdbImporter(Importer):
             if not tables:
                 raise EmptySource(f"{source.name} holds no tables.", source=source.name)
             for schema, name in tables:
-                self._copy_table(upload, schema, name, target)
+                self._copy_table(upload, source, schema, name, target)
         finally:
             upload.close()
 
     @staticmethod
-    def _copy_table(upload: duckdb.DuckDBPyConnection, schema: str, name: str,
-                    target: ImportTarget) -> None:
+    def _copy_table(upload: duckdb.DuckDBPyConnection, source: FileSource, schema: str,
+                    name: str, target: ImportTarget) -> None:
         qualified = f"{quote_ident(schema)}.{quote_ident(name)}"
-        columns = upload.execute(
-            "SELECT column_name, data_type FROM duckdb_columns() "
+        described = upload.execute(
+            "SELECT column_name, data_type, is_generated FROM duckdb_columns() "
             "WHERE database_name = current_database() AND schema_name = ? AND table_name = ? "
             "AND NOT internal ORDER BY column_index", [schema, name]).fetchall()
+        where = f"table {schema}.{name}"
+        target.limits.check_columns(len(described), source.name, where)
+        generated = [column for column, _, is_generated in described if is_generated]
+        if generated:
+            raise UnsupportedSource(
+                f"{source.name}, {where}: generated columns cannot be imported "
+                f"({', '.join(generated[:5])}); store their values instead, e.g. "
+                "CREATE TABLE copy AS SELECT * FROM the table.", source=source.name,
+                table=f"{schema}.{name}")
+        columns = [(column, data_type) for column, data_type, _ in described]
         table = target.table_name(name if schema == "main" else f"{schema}_{name}")
         body = ", ".join(f"{quote_ident(column)} {_portable(data_type)}"
                          for column, data_type in columns)
@@ -67,8 +89,15 @@ class DuckdbImporter(Importer):
         relation = upload.sql(f"SELECT {select} FROM {qualified}")
         # DuckDB 2 names it to_arrow_reader; 1.x fetch_arrow_reader.
         reader = getattr(relation, "to_arrow_reader", None) or relation.fetch_arrow_reader
-        copy_batches(target, table, reader(CHUNK_ROWS))
-        target.finish_table(table)
+        try:  # the first batch is read by reader(), the others as they are copied
+            copy_batches(target, table, reader(CHUNK_ROWS), source=f"{source.name}, {where}")
+        except duckdb.OutOfMemoryException:
+            raise SourceTooLarge(
+                f"{source.name}, {where}: reading it needs more than "
+                f"{target.limits.source_memory_limit} of memory, the limit for reading an "
+                "uploaded DuckDB file (SUNRISE_IMPORT_SOURCE_MEMORY_LIMIT).",
+                source=source.name) from None
+        target.finish_table(table, source.name)
 
 
 def _portable(data_type: str) -> str:

@@ -2,6 +2,9 @@
 read by DuckDB's own ``read_json``: keys become columns, nested values stay structured.
 
 A key whose values mix types across records becomes a JSON column rather than failing.
+A compressed file is decompressed within the import's byte cap first (``plain_copy``);
+the keys are counted before the records are read, and the read stops one record past
+the rows the import has left.
 """
 from __future__ import annotations
 
@@ -11,6 +14,7 @@ import duckdb
 
 from shared.errors import EmptySource, MalformedSource
 from worker.datasets.importers.base import Importer, duckdb_message, file_stem, matching_suffix
+from worker.datasets.importers.plain_copy import plain_copy
 from worker.datasets.naming import quote_ident, sql_literal
 from worker.datasets.sources import FileSource
 from worker.datasets.target import ImportTarget
@@ -25,14 +29,21 @@ class JsonImporter(Importer):
     extensions = (".json", ".json.gz", *_LINES)
 
     def load(self, source: FileSource, target: ImportTarget) -> None:
-        """One table named after the file. Raises ``EmptySource`` or ``MalformedSource``
-        (with the line DuckDB names, when it names one)."""
+        """One table named after the file. Raises ``EmptySource``, ``MalformedSource``
+        (with the line DuckDB names, when it names one) or ``SourceTooLarge`` and its
+        kinds (past the import's limits)."""
+        fmt = "newline_delimited" if matching_suffix(source.name, _LINES) else "auto"
+        with plain_copy(source, target) as path:
+            self._load(FileSource(path, source.name), fmt, target)
+
+    def _load(self, source: FileSource, fmt: str, target: ImportTarget) -> None:
         _refuse_empty(source)
         table = target.table_name(file_stem(source.name))
-        fmt = "newline_delimited" if matching_suffix(source.name, _LINES) else "auto"
         read = (f"read_json({sql_literal(str(source.path))}, format = {sql_literal(fmt)}, "
                 "records = 'true'")
         try:
+            columns = target.con.execute(f"DESCRIBE SELECT * FROM {read})").fetchall()
+            target.limits.check_columns(len(columns), source.name)
             try:
                 self._create(target, table, read + ")")
             except duckdb.ConversionException:
@@ -50,17 +61,18 @@ class JsonImporter(Importer):
             extra = {"line": int(line.group(1))} if line else {}
             raise MalformedSource(f"{source.name}: {message}", source=source.name,
                                   **extra) from None
-        target.finish_table(table)
+        target.finish_table(table, source.name)
 
     @staticmethod
     def _create(target: ImportTarget, table: str, read: str) -> None:
+        # One row past what the import may still hold: enough to tell, and DuckDB stops there.
+        limit = target.budget.rows_left + 1
         with target.watch(table):
-            target.con.execute(f"CREATE TABLE {quote_ident(table)} AS SELECT * FROM {read}")
+            target.con.execute(f"CREATE TABLE {quote_ident(table)} AS SELECT * FROM {read} "
+                               f"LIMIT {limit}")
 
 
 def _refuse_empty(source: FileSource) -> None:
-    if source.name.lower().endswith(".gz"):
-        return
     with open(source.path, "rb") as handle:
         head = handle.read(_PROBE_BYTES)
     if len(head) < _PROBE_BYTES and "".join(head.decode("utf-8", "replace").split()) in ("", "[]"):

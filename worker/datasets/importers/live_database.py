@@ -77,6 +77,7 @@ class LiveDatabaseImporter(Importer):
                     schema: str, name: str, default: str, target: ImportTarget) -> None:
         dialect = conn.dialect.name
         columns = inspector.get_columns(name, schema=schema)
+        target.limits.check_columns(len(columns), source.display, f"table {schema}.{name}")
         plans = [plan_column(column["name"], column["type"], dialect) for column in columns]
         table = target.table_name(name if schema == default else f"{schema}_{name}")
         create_table(target, table, plans)

@@ -56,6 +56,7 @@ class SqliteImporter(Importer):
                     target: ImportTarget) -> None:
         declared = [(row[1], (row[2] or "").upper()) for row in
                     con.execute(f"PRAGMA table_info({quote_ident(name)})")]
+        target.limits.check_columns(len(declared), source.name, f"table {name}")
         plans = _plans(con, name, declared)
         table = target.table_name(name)
         create_table(target, table, plans)
@@ -67,7 +68,7 @@ class SqliteImporter(Importer):
             temporal = _TEMPORAL.get(declared_type.split("(")[0].strip())
             if plan.duckdb_type == "VARCHAR" and temporal:
                 _narrow_to(target.con, table, column, temporal)
-        target.finish_table(table)
+        target.finish_table(table, source.name)
 
 
 def _open_read_only(path: Path) -> sqlite3.Connection:

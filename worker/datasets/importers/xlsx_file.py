@@ -11,6 +11,9 @@ from the cells Excel typed, mapped explicitly:
 
 Empty cells and the texts ``NA`` and ``NULL`` are NULL and never decide a type; rows
 with no value at all are skipped.
+
+The workbook is measured first (``xlsx_extent``): calamine allocates each sheet's
+whole used range, so a sheet over the import's cell budget is refused before it loads.
 """
 from __future__ import annotations
 
@@ -23,6 +26,7 @@ from python_calamine import CalamineError, CalamineWorkbook
 from shared.errors import EmptySource, MalformedSource
 from worker.datasets.arrow_copy import ColumnPlan, chunked, copy_rows, create_table
 from worker.datasets.importers.base import NULL_STRINGS, Importer, file_stem
+from worker.datasets.importers.xlsx_extent import check_workbook
 from worker.datasets.naming import NameBook
 from worker.datasets.sources import FileSource
 from worker.datasets.target import ImportTarget
@@ -36,8 +40,10 @@ class XlsxImporter(Importer):
     signature = (0, b"PK\x03\x04")
 
     def load(self, source: FileSource, target: ImportTarget) -> None:
-        """One table per non-empty sheet. Raises ``EmptySource`` or ``MalformedSource``."""
+        """One table per non-empty sheet. Raises ``EmptySource``, ``MalformedSource`` or
+        ``SourceTooLarge`` and its kinds (``SheetTooLarge``: past the import's limits)."""
         self.expect_signature(source, "Excel (.xlsx)")
+        check_workbook(source, target.limits, target.budget)
         try:
             workbook = CalamineWorkbook.from_path(str(source.path))
             sheets = [(name, _header_and_rows(workbook, name)) for name in workbook.sheet_names]
@@ -58,7 +64,7 @@ class XlsxImporter(Importer):
             create_table(target, table, plans)
             copy_rows(target, table, plans, chunked(_rows(workbook, sheet, len(names))),
                       source=f"{source.name}, sheet {sheet}")
-            target.finish_table(table)
+            target.finish_table(table, source.name)
 
 
 def _data_rows(workbook: CalamineWorkbook, sheet: str) -> Iterator[list]:
