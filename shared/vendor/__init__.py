@@ -31,7 +31,3 @@ def drifted() -> list[tuple[str, str, str]]:
             for library, verified in sorted(verified_versions().items())
             if (installed := importlib.metadata.version(library)) != verified]
 
-
-if __name__ == "__main__":
-    for library, verified, installed in drifted():
-        print(f"{library}: installed {installed}, shared/vendor verified against {verified}")
