@@ -61,3 +61,19 @@ def test_a_streamed_call_sends_what_create_sends(settings, fake_llm):
     ours, sdks = fake_llm.message_entries()[-2:]
     assert ours["body"] == sdks["body"]
     assert ours["headers"] == sdks["headers"]
+
+
+def test_a_broken_stream_is_retried_after_the_sdks_own_pauses(settings, fake_llm):
+    """0.5 s doubling (capped at 8 s), less up to a quarter of jitter: the SDK's backoff."""
+    from worker.llm_request import request_params
+    from worker.llm_stream import stream_message
+
+    fake_llm.fault("stream_error", count=2)
+    params = request_params(settings, settings.model, system=[{"type": "text", "text": "S"}],
+                            tools=[], messages=[{"role": "user", "content": "hello"}])
+    pauses: list[float] = []
+    result = stream_message(make_client(settings), params, timeout=30.0, sleep=pauses.append)
+    assert result.retries == 2 and result.message.content
+    for attempt, pause in enumerate(pauses):
+        longest = min(0.5 * 2 ** attempt, 8.0)
+        assert 0.75 * longest <= pause <= longest, (attempt, pause)
