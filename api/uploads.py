@@ -1,6 +1,6 @@
 """File uploads streamed to disk, chunk by chunk, never held in memory.
 
-Werkzeug's form parser writes each file part into the stream ``_get_file_stream``
+Werkzeug's form parser writes each file part into the stream its ``stream_factory``
 returns, as the bytes arrive. By default that is a spooled temporary file in the
 system's temp dir; here, for requests that ask for it (``spool_uploads_to``), it is a
 file in the data dir's ``uploads/`` folder, so that an accepted upload is renamed into
@@ -19,6 +19,7 @@ from pathlib import Path
 
 from flask import Flask, Request, request
 from werkzeug.exceptions import RequestEntityTooLarge
+from werkzeug.formparser import FormDataParser, default_stream_factory
 
 from shared.errors import PayloadTooLarge
 
@@ -32,11 +33,22 @@ class UploadRequest(Request):
     upload_dir: Path | None = None
     hash_uploads: bool = False
 
-    def _get_file_stream(self, total_content_length, content_type, filename=None,
-                         content_length=None):
+    def make_form_data_parser(self) -> FormDataParser:
+        """Werkzeug's parser, as the request makes it, its files written by ``file_stream``."""
+        return self.form_data_parser_class(
+            stream_factory=self.file_stream,
+            max_form_memory_size=self.max_form_memory_size,
+            max_content_length=self.max_content_length,
+            max_form_parts=self.max_form_parts,
+            cls=self.parameter_storage_class,
+        )
+
+    def file_stream(self, total_content_length, content_type, filename=None,
+                    content_length=None):
+        """Where a file part is written: werkzeug's default, or a file in ``upload_dir``."""
         if self.upload_dir is None:
-            return super()._get_file_stream(total_content_length, content_type, filename,
-                                            content_length)
+            return default_stream_factory(total_content_length, content_type, filename,
+                                          content_length)
         self.upload_dir.mkdir(parents=True, exist_ok=True)
         handle = tempfile.NamedTemporaryFile(  # noqa: SIM115 -- werkzeug writes and closes it
             dir=self.upload_dir, prefix=".upload-", suffix=".part", delete=False)

@@ -115,6 +115,10 @@ class Settings(BaseSettings):
     # (worker/observability.py); 0 turns it off. Containers set the host to 0.0.0.0.
     worker_metrics_host: str = "127.0.0.1"
     worker_metrics_port: int = 9808
+    # The allocations (net of frees) that start a young-generation collection in a
+    # worker (CPython's default: 700). A job allocates enough that at 700 the objects of
+    # jobs still running were promoted to the older generations and walked again there.
+    worker_gc_young_threshold: int = Field(default=7000, ge=1)
 
     # Outbound connections a tenant names (dataset sources, webhooks): shared/outbound.py,
     # docs/outbound.md. Public addresses are allowed; private, loopback, link-local and

@@ -7,9 +7,7 @@ import threading
 import time
 from collections.abc import Iterator
 
-import pymysql.connections
 from pymysql.constants.SERVER_STATUS import SERVER_STATUS_IN_TRANS
-from pymysql.protocol import FieldDescriptorPacket, MysqlPacket
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.exc import InvalidatePoolError
 from sqlalchemy.orm import Session, sessionmaker
@@ -48,55 +46,10 @@ def make_engine(database_url: str, *, pool_size: int = 30, max_overflow: int = 0
         connect_args={"init_command": f"SET SESSION innodb_lock_wait_timeout = "
                                       f"{LOCK_WAIT_TIMEOUT_S}"},
     )
-    if engine.dialect.driver == "pymysql":
-        event.listen(engine, "do_connect", _connect_caching_descriptions)
     event.listen(engine, "reset", _reset_open_transaction)
     event.listen(engine, "checkin", _note_idle_since)
     event.listen(engine, "checkout", functools.partial(_ping_before_use, engine.dialect))
     return engine
-
-
-# Distinct column descriptions kept (a process's statements select a few dozen columns).
-DESCRIBED_COLUMNS = 4096
-_described: dict[tuple[bytes, str], FieldDescriptorPacket] = {}
-
-
-class _DescribedColumn(FieldDescriptorPacket):
-    """A column's description as PyMySQL parses it, its DB-API tuple made once."""
-
-    def __init__(self, data: bytes, encoding: str):
-        super().__init__(data, encoding)
-        self._description = super().description()
-
-    def description(self) -> tuple:
-        return self._description
-
-
-class CachingConnection(pymysql.connections.Connection):
-    """PyMySQL's connection, which takes a result's column descriptions from a cache.
-
-    Every result that has rows starts with one packet per column (name, table, type,
-    flags...), which PyMySQL parses in Python: ≈ 4 µs a column, half of reading a
-    one-row result (a job reads 16 columns). The same statement gets the same bytes
-    every time, so a packet seen before is answered with its parsed object; the packet
-    is still read (and checked) as before. Everything else is PyMySQL's own.
-    """
-
-    def _read_packet(self, packet_type=MysqlPacket):
-        if packet_type is not FieldDescriptorPacket:
-            return super()._read_packet(packet_type)
-        key = (super()._read_packet().get_all_data(), self.encoding)
-        column = _described.get(key)
-        if column is None:
-            if len(_described) >= DESCRIBED_COLUMNS:
-                _described.clear()
-            column = _described[key] = _DescribedColumn(*key)
-        return column
-
-
-def _connect_caching_descriptions(_dialect, _record, cargs, cparams) -> CachingConnection:
-    """The engine's ``do_connect``: PyMySQL's ``connect`` with ``CachingConnection``."""
-    return CachingConnection(*cargs, **cparams)
 
 
 # How long a connection may have been back in the pool and still be handed out without

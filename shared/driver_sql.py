@@ -15,10 +15,8 @@ matching ``sqlalchemy.exc.DBAPIError`` subclass, and a disconnect invalidates th
 pool's connections and sets ``connection_invalidated``, so the retry policies of
 ``shared/db_retry.py`` see the same exceptions.
 
-On PyMySQL the values are made SQL literals here, with PyMySQL's own escaping but
-picked by the value's type directly (``_LITERALS``): its general ``escape`` path cost
-≈ 0.7 µs per value plus ≈ 3.5 µs per datetime, and a job binds ≈ 90 values. The SQL
-text sent is the one PyMySQL's ``execute`` and ``executemany`` would send.
+The values are bound by the driver (``cursor.execute`` / ``executemany`` with
+parameters), so its own escaping -- and any fix to it -- protects every statement.
 
 Only plain statements are supported: no expanding (``IN``) parameters, no RETURNING,
 no server-side or SQL-expression defaults to fetch back.
@@ -28,16 +26,11 @@ from __future__ import annotations
 import collections
 import contextlib
 import dataclasses
-import datetime as dt
 import functools
 import types
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from decimal import Decimal
 from typing import Any
 
-from pymysql.constants.SERVER_STATUS import SERVER_STATUS_NO_BACKSLASH_ESCAPES
-from pymysql.converters import Decimal2Literal, escape_datetime, escape_string
-from pymysql.cursors import RE_INSERT_VALUES
 from sqlalchemy import Engine
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.sql import ClauseElement
@@ -48,24 +41,6 @@ from shared.db import checkout
 # only a guard against a caller building a new statement per call.
 COMPILED_STATEMENTS = 256
 _NO_VALUES: Mapping[str, Any] = types.MappingProxyType({})
-
-
-def _datetime_literal(value: dt.datetime) -> str:
-    # isoformat is escape_datetime's text for a naive datetime (microseconds only when
-    # set), at a fraction of its cost; an aware one keeps PyMySQL's (no offset).
-    return f"'{value.isoformat(' ')}'" if value.tzinfo is None else escape_datetime(value)
-
-
-# PyMySQL's literal of a value of each exact type (Connection.escape and the encoders
-# it dispatches to, with backslash escapes on); any other type goes through escape.
-_LITERALS: dict[type, Callable[[Any], str]] = {
-    str: lambda value: f"'{escape_string(value)}'",
-    int: str,
-    bool: lambda value: "1" if value else "0",
-    type(None): lambda _value: "NULL",
-    dt.datetime: _datetime_literal,
-    Decimal: lambda value: Decimal2Literal(value, None),
-}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -80,8 +55,6 @@ class _Compiled:
     positions: tuple[str, ...] | None  # parameter order for a positional driver
     row: type | None  # the row class of a SELECT
     result_processors: tuple[Callable[[Any], Any] | None, ...] | None  # None: none to run
-    # An INSERT .. VALUES as PyMySQL's executemany splits it: (prefix, row, postfix).
-    insert_values: tuple[str, str, str] | None = None
 
     def parameters(self, values: Mapping[str, Any]) -> dict[str, Any] | tuple:
         params = {name: values[name] for name in self.required}
@@ -94,15 +67,6 @@ class _Compiled:
         if self.positions is not None:
             return tuple(params[name] for name in self.positions)
         return params
-
-    def literal_sql(self, values: Mapping[str, Any], escape: Callable[[Any], str],
-                    sql: str | None = None) -> str:
-        """``sql`` (the statement's, or its VALUES row) with the values' literals, as
-        PyMySQL's ``mogrify`` makes it; ``escape`` takes the types ``_LITERALS`` lacks."""
-        literals = _LITERALS
-        params = self.parameters(values)
-        return (sql or self.sql) % {name: literals.get(type(value), escape)(value)
-                                    for name, value in params.items()}
 
     def make_row(self, values: Sequence[Any]):
         if self.result_processors is not None:
@@ -139,11 +103,8 @@ def _compiled(statement: ClauseElement, dialect, keys: frozenset[str]) -> _Compi
         if not any(result_processors):
             result_processors = None
     positions = tuple(compiled.positiontup) if compiled.positional else None
-    insert_values = None
-    if positions is None and (match := RE_INSERT_VALUES.match(compiled.string)):
-        insert_values = (match.group(1) % (), match.group(2).rstrip(), (match.group(3) or "") % ())
     return _Compiled(compiled.string, required, fixed, defaults, processors, positions, row,
-                     result_processors, insert_values)
+                     result_processors)
 
 
 def _default_of(name: str, default) -> Callable[[], Any]:
@@ -191,10 +152,6 @@ class DriverConnection:
         self._driver = driver
         self._pooled = pooled
         self._cursor = pooled.dbapi_connection.cursor()
-        # PyMySQL's values are made literals here (``_LITERALS``), unless the server
-        # wants quotes doubled instead of backslashes; then, and on other drivers, the
-        # driver binds them.
-        self._escape = pooled.dbapi_connection.escape if driver.literals else None
 
     def execute(self, statement: ClauseElement, parameters: Mapping[str, Any]
                 | Sequence[Mapping[str, Any]] = _NO_VALUES) -> DriverResult:
@@ -204,49 +161,17 @@ class DriverConnection:
         first = parameters[0] if many else parameters
         compiled = _compiled(statement, self._driver.dialect, frozenset(first))
         cursor = self._cursor
-        escape = self._escape
         try:
-            if escape is not None and cursor.connection.server_status \
-                    & SERVER_STATUS_NO_BACKSLASH_ESCAPES:
-                escape = None
-            if escape is None:
-                if many:
-                    cursor.executemany(compiled.sql, [compiled.parameters(p) for p in parameters])
-                else:
-                    cursor.execute(compiled.sql, compiled.parameters(parameters))
-                rowcount = cursor.rowcount
-            elif not many:
-                rowcount = cursor.execute(compiled.literal_sql(parameters, escape))
-            elif compiled.insert_values is None:
-                rowcount = sum(cursor.execute(compiled.literal_sql(p, escape))
-                               for p in parameters)
+            if many:
+                cursor.executemany(compiled.sql, [compiled.parameters(p) for p in parameters])
             else:
-                rowcount = self._insert_many(compiled, parameters, escape)
+                cursor.execute(compiled.sql, compiled.parameters(parameters))
+            rowcount = cursor.rowcount
             rows = ([compiled.make_row(values) for values in cursor.fetchall()]
                     if compiled.row is not None else [])
         except self._driver.dbapi_error as exc:
             raise self._driver.translated(exc, compiled.sql, parameters, self) from exc
         return DriverResult(rowcount, rows)
-
-    def _insert_many(self, compiled: _Compiled, parameters: Sequence[Mapping[str, Any]],
-                     escape: Callable[[Any], str]) -> int:
-        """A multi-row INSERT of ``parameters``, cut where PyMySQL's ``executemany`` cuts
-        one (its ``max_stmt_length``); returns the rows inserted."""
-        cursor = self._cursor
-        prefix, row_sql, postfix = compiled.insert_values
-        limit = cursor.max_stmt_length - len(postfix.encode()) - 1
-        rows, sql, size = 0, "", 0
-        for values in parameters:
-            row = compiled.literal_sql(values, escape, row_sql)
-            row_size = len(row.encode())
-            if sql and size + row_size > limit:
-                rows += cursor.execute(sql + postfix)
-                sql = ""
-            if sql:
-                sql, size = f"{sql},{row}", size + 1 + row_size
-            else:
-                sql, size = prefix + row, len(prefix.encode()) + row_size
-        return rows + cursor.execute(sql + postfix)
 
     def scalar(self, statement: ClauseElement, parameters: Mapping[str, Any] = _NO_VALUES):
         return self.execute(statement, parameters).scalar()
@@ -268,7 +193,6 @@ class DriverSQL:
         self.ping_after_idle_s = ping_after_idle_s
         self.dialect = engine.dialect
         self.dbapi_error = engine.dialect.loaded_dbapi.Error
-        self.literals = engine.dialect.driver == "pymysql"
 
     @contextlib.contextmanager
     def begin(self) -> Iterator[DriverConnection]:
@@ -307,8 +231,10 @@ class DriverSQL:
             exc, pooled.dbapi_connection if pooled is not None else None,
             conn._cursor if conn is not None else None)
         if disconnect and pooled is not None:
-            # What Connection._handle_dbapi_exception does (the pool's own API for it).
-            self.engine.pool._invalidate(pooled, exc)
+            pooled.invalidate(exc)
+            # The pool's other connections go too (they are closed, or replaced when
+            # they come back), as a ``Connection`` that sees a disconnect does.
+            self.engine.dispose()
         return DBAPIError.instance(sql, parameters, exc, self.dbapi_error,
                                    hide_parameters=self.engine.hide_parameters,
                                    connection_invalidated=disconnect, dialect=self.dialect,

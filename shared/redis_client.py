@@ -29,10 +29,11 @@ import threading
 import time
 
 import redis
-from redis._parsers.socket import SocketBuffer
 from redis.connection import parse_url
 from redis.exceptions import NoScriptError
 from redis.maint_notifications import MaintNotificationsConfig
+
+from shared.vendor.redis import idle_socket
 
 logger = logging.getLogger(__name__)
 
@@ -139,11 +140,10 @@ class _Gated:
         socket still goes to redis-py's own check, which reads it, or disconnects and
         raises, as it always would. Over TLS, bytes already decrypted but not yet read
         wait in the TLS layer where ``poll`` cannot see them: those go to redis-py too."""
-        buffer = getattr(self._parser, "_buffer", None)
-        if (timeout == 0 and self._sock is not None and isinstance(buffer, SocketBuffer)
-                and not buffer.unread_bytes() and not _tls_pending(self._sock)):
+        sock = idle_socket(self) if timeout == 0 else None
+        if sock is not None and not _tls_pending(sock):
             poller = _os_poll()()
-            poller.register(self._sock, select.POLLIN)
+            poller.register(sock, select.POLLIN)
             if not poller.poll(0):
                 return False
         return super().can_read(timeout)

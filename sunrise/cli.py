@@ -170,9 +170,9 @@ def ask(question: str, conversation_id: str | None, dataset_id: str | None, as_j
 @click.option("--jitter-ms", default=0, show_default=True, type=int)
 def fake_llm(host: str, port: int, latency_ms: int, jitter_ms: int) -> None:
     """Serve the offline Anthropic-compatible model (a test double, not Claude)."""
-    from sunrise.fake_llm.server import serve
+    from sunrise.offline import offline_server
 
-    serve(host=host, port=port, latency_ms=latency_ms, jitter_ms=jitter_ms)
+    offline_server().serve(host=host, port=port, latency_ms=latency_ms, jitter_ms=jitter_ms)
 
 
 @main.command()

@@ -17,13 +17,27 @@ from rich.console import Console
 from shared.config import Settings
 from worker.llm_client import MISSING_KEY_HELP, OFFLINE_KEY
 
+OFFLINE_EXTRA_HELP = (
+    "The offline model needs the `offline` extra (starlette, uvicorn), which a production "
+    "install leaves out: pip install 'sunrise[offline]' (`make install` includes it).")
+
+
+def offline_server():
+    """The offline model's server module (``sunrise.fake_llm.server``); raises
+    ``click.UsageError`` saying what to install when its extra is missing."""
+    try:
+        from sunrise.fake_llm import server
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").partition(".")[0] not in ("starlette", "uvicorn"):
+            raise
+        raise click.UsageError(OFFLINE_EXTRA_HELP) from exc
+    return server
+
 
 @contextlib.contextmanager
 def offline_model() -> Iterator[str]:
     """Serve the offline model on a free 127.0.0.1 port until the block ends; yields its URL."""
-    from sunrise.fake_llm.server import run_in_thread
-
-    handle = run_in_thread(port=0)
+    handle = offline_server().run_in_thread(port=0)
     try:
         yield handle.base_url
     finally:

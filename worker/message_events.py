@@ -4,9 +4,10 @@ The SDK's ``messages.stream()`` builds a pydantic object for every event and upd
 a model snapshot of the whole message after each one; in a worker running hundreds
 of conversations that was the largest share of its CPU. Here the SDK still makes the
 request -- auth, headers, its retries before the stream starts, its error classes --
-and the event bytes are split and parsed with jiter into plain dicts. The reply is
-built as a ``Message`` once, at the end, by the SDK's own constructor
-(``construct_type``, as its stream does for each block), so every reader of the
+and the event bytes of its stream's HTTP response are split and parsed with jiter
+into plain dicts. The reply is built as a ``Message`` once, at the end, validated by
+the SDK's own model (or, with a block type this SDK does not know, constructed by it:
+``Message.model_construct``, as its stream builds each event), so every reader of the
 reply sees what ``get_final_message()`` gave. The accumulation follows the SDK's
 ``accumulate_event`` delta by delta; ``tests/worker/test_message_events.py`` holds
 the two equal on the recorded real-API streams and the offline model's.
@@ -19,9 +20,8 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import anthropic
-import httpx
+import httpx2
 import pydantic
-from anthropic._models import construct_type
 from anthropic.types import ContentBlock
 from jiter import from_json
 
@@ -195,11 +195,10 @@ class MessageBuilder:
                     cls.model_validate(block) for cls, block in zip(classes, content)]})
             return anthropic.types.Message.model_validate(self.snapshot)
         except pydantic.ValidationError:  # a block type this SDK does not know: as its stream
-            return construct_type(type_=anthropic.types.Message, value=self.snapshot)
+            return anthropic.types.Message.model_construct(**self.snapshot)
 
 
-def read_message(client: anthropic.Anthropic, response: httpx.Response,
-                 builder: MessageBuilder,
+def read_message(response: httpx2.Response, builder: MessageBuilder,
                  on_read: Callable[[], None] = lambda: None) -> anthropic.types.Message:
     """Feed the events of a streaming ``response`` to ``builder``; the final message.
     ``on_read`` is called once the events of each network read are fed, until a read
@@ -211,31 +210,32 @@ def read_message(client: anthropic.Anthropic, response: httpx.Response,
     """
     splitter = SseSplitter()
     for chunk in response.iter_bytes():
-        _feed(client, response, builder, splitter.feed(chunk))
+        _feed(response, builder, splitter.feed(chunk))
         if not builder.complete:
             on_read()
-    _feed(client, response, builder, splitter.end())
+    _feed(response, builder, splitter.end())
     return builder.message()
 
 
-def _feed(client: anthropic.Anthropic, response: httpx.Response, builder: MessageBuilder,
+def _feed(response: httpx2.Response, builder: MessageBuilder,
           events: list[tuple[str, bytes]]) -> None:
     for name, data in events:
         # As the SDK's stream: "ping" and unnamed events are skipped, "error" raises, and
         # any other event is read by the ``type`` in its data (unknown types change nothing).
         if name == "error":
-            raise _stream_error(client, response, data)
+            raise _stream_error(response, data)
         if name and name != "ping" and data:
             event = from_json(data)
             builder.feed(event.get("type"), event)
 
 
-def _stream_error(client: anthropic.Anthropic, response: httpx.Response,
-                  data: bytes) -> anthropic.APIStatusError:
+def _stream_error(response: httpx2.Response, data: bytes) -> anthropic.APIStatusError:
+    # The SDK's stream raises its status error for the response's status (200: no status
+    # has a class of its own) with the event's data as the body, worded as here.
     body: Any = data.decode(errors="replace")
     try:
         body = from_json(data)
         message = f"{body}"
     except ValueError:
         message = body or f"Error code: {response.status_code}"
-    return client._make_status_error(message, body=body, response=response)
+    return anthropic.APIStatusError(message, response=response, body=body)

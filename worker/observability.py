@@ -30,12 +30,6 @@ from worker.llm_client import MISSING_KEY_HELP
 logger = logging.getLogger(__name__)
 
 PORT_SPAN = 16
-# The allocations (net of frees) that start a young-generation collection; CPython's
-# default is 700. A job allocates enough that, at 700, ≈ 60 young collections ran per
-# 200 jobs and promoted the objects of jobs still running to the older generations,
-# whose collections then walked them again: ≈ 0.2 ms of collection per job in figure
-# 1, ≈ 0.07 ms at 7,000 (a young collection then takes ≈ 1-2 ms).
-GC_YOUNG_THRESHOLD = 7000
 # What worker/tasks.py's runners import when the first task builds them.
 TASK_MODULES = ("worker.runner", "worker.batch_coordinator", "worker.dataset_import",
                 "worker.economy", "worker.reaper")
@@ -106,8 +100,8 @@ def install_observability(app: Celery) -> None:
             return  # another app's worker in this process (tests), or already serving
         import_task_modules()
         freeze_startup_objects()
-        gc.set_threshold(GC_YOUNG_THRESHOLD, *gc.get_threshold()[1:])
         settings = settings_of(app)
+        gc.set_threshold(settings.worker_gc_young_threshold, *gc.get_threshold()[1:])
         if settings.llm_target == "missing":
             # `sunrise worker` refuses to start; a worker started by `celery` says it
             # loudly, and its jobs fail at once with llm_auth rather than retrying.

@@ -41,9 +41,21 @@ def read_lock(path: Path) -> dict[str, str]:
 
 
 def project_requirements() -> tuple[list[Requirement], list[Requirement]]:
+    """The runtime requirements, and the dev extra's with the project's own extras it
+    names (``sunrise[offline]``) replaced by theirs."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    return ([Requirement(r) for r in project["dependencies"]],
-            [Requirement(r) for r in project["optional-dependencies"]["dev"]])
+    extras = project["optional-dependencies"]
+
+    def expanded(extra: str) -> list[Requirement]:
+        found = []
+        for req in map(Requirement, extras[extra]):
+            if canonicalize_name(req.name) == "sunrise":
+                found.extend(r for name in sorted(req.extras) for r in expanded(name))
+            else:
+                found.append(req)
+        return found
+
+    return [Requirement(r) for r in project["dependencies"]], expanded("dev")
 
 
 def unsatisfied(roots: list[Requirement], lock: dict[str, str]) -> list[str]:

@@ -1,11 +1,13 @@
-"""Our transport's late-acknowledgement bookkeeping (one script each way) leaves Redis as
-kombu's own MULTI/EXEC pipelines do: what a delivered message writes is what kombu
-writes and restores from, and an ack removes it."""
+"""Our broker transport (shared/broker_transport.py): late acknowledgement is kombu's
+own on a live channel, and a channel whose connection was collected (the broker was
+lost with tasks in flight) acks and closes without raising, leaving the unacked
+messages in Redis for the visibility timeout to restore."""
 from __future__ import annotations
 
+import contextlib
 import uuid
 
-from kombu.transport import redis as kombu_redis
+import pytest
 
 from shared.celery_factory import make_celery
 from shared.config import Settings
@@ -20,25 +22,57 @@ class _Delivered:
         self._raw = {"body": "e30=", "headers": {"id": tag}, "properties": {"delivery_tag": tag}}
 
 
-def test_append_and_ack_write_what_kombu_writes(redis_url):
+@pytest.fixture
+def channel(redis_url):
     with make_celery(Settings(redis_url=redis_url)).connection_for_write() as conn:
         channel = conn.default_channel
-        qos, client = channel.qos, channel.client
-        ours, kombus = str(uuid.uuid4()), str(uuid.uuid4())
-        qos.append(_Delivered(ours), ours)
-        kombu_redis.QoS.append(qos, _Delivered(kombus), kombus)
+        yield channel
+        with contextlib.suppress(Exception):
+            channel.client.delete(channel.qos.unacked_key, channel.qos.unacked_index_key, "chat")
 
-        stored = client.hgetall(qos.unacked_key)
-        assert stored[ours.encode()] == stored[kombus.encode()].replace(kombus.encode(), ours.encode())
-        assert {m.decode() for m in client.zrange(qos.unacked_index_key, 0, -1)} == {ours, kombus}
-        assert set(qos._delivered) == {ours, kombus}
 
-        qos.ack(ours)
-        assert client.hkeys(qos.unacked_key) == [kombus.encode()]
-        assert client.zrange(qos.unacked_index_key, 0, -1) == [kombus.encode()]
-        assert qos._dirty == {ours}  # kombu forgets acknowledged messages lazily
-        qos.ack(kombus)
-        assert not client.exists(qos.unacked_key, qos.unacked_index_key)
+def _unacked(channel) -> set[str]:
+    qos, client = channel.qos, channel.client
+    assert {m.decode() for m in client.zrange(qos.unacked_index_key, 0, -1)} == \
+        {k.decode() for k in client.hkeys(qos.unacked_key)}
+    return {k.decode() for k in client.hkeys(qos.unacked_key)}
+
+
+def _detach(channel) -> None:
+    # What collecting the connection leaves: the transport without its client.
+    channel.connection.client = None
+
+
+def test_a_delivery_is_kept_unacked_until_its_ack(channel):
+    first, second = str(uuid.uuid4()), str(uuid.uuid4())
+    channel.qos.append(_Delivered(first), first)
+    channel.qos.append(_Delivered(second), second)
+    assert _unacked(channel) == {first, second}
+    channel.qos.ack(first)
+    assert _unacked(channel) == {second}
+    channel.qos.ack(second)
+    assert _unacked(channel) == set()
+
+
+def test_an_ack_on_a_detached_channel_is_skipped_and_the_message_stays_unacked(channel, caplog):
+    tag = str(uuid.uuid4())
+    channel.qos.append(_Delivered(tag), tag)
+    qos, client = channel.qos, channel.client
+    _detach(channel)
+    qos.ack(tag)
+    qos.reject(tag)
+    assert "its broker connection is gone" in caplog.text
+    assert client.hexists(qos.unacked_key, tag)  # restored by the visibility timeout
+
+
+def test_closing_a_detached_channel_leaves_its_unacked_messages_in_redis(channel, caplog):
+    tag = str(uuid.uuid4())
+    channel.qos.append(_Delivered(tag), tag)
+    qos, client = channel.qos, channel.client
+    _detach(channel)
+    channel.close()
+    assert channel.closed and "1 unacked message(s)" in caplog.text
+    assert client.hexists(qos.unacked_key, tag) and not client.llen("chat")
 
 
 def test_a_script_redis_does_not_know_is_loaded_and_run(redis_url):

@@ -3,19 +3,17 @@ rows they write are the rows Core writes, and their errors are the errors a
 ``Connection`` raises, so the retry policies treat them alike."""
 from __future__ import annotations
 
-import datetime as dt
 import time
 from collections.abc import Iterator
-from decimal import Decimal
 
 import pymysql
 import pytest
-from sqlalchemy import func, insert, select
+from sqlalchemy import func, insert, select, text
 from sqlalchemy.exc import DBAPIError
 
 from shared.db import engine_for, make_engine
 from shared.db_retry import is_connection_lost, is_transient
-from shared.driver_sql import DriverSQL, _compiled
+from shared.driver_sql import DriverSQL
 from shared.models import Message, ToolCall
 from tests.conftest import MARIADB
 from tests.utils.jobs import create_job
@@ -73,60 +71,69 @@ def test_the_rows_written_are_those_core_writes(settings, driver):
     assert row.charts == [{"type": "bar"}] and row.created_at is not None
 
 
+_SET_NO_BACKSLASH_ESCAPES = text(
+    "SET SESSION sql_mode = CONCAT(@@sql_mode, ',NO_BACKSLASH_ESCAPES')")
+_RESET_SQL_MODE = text("SET SESSION sql_mode = DEFAULT")
 _ODD_TEXT = "Ünïcode ✓ 'quoted' \"double\" back\\slash \n\r\0\x1a 100%"
-_VALUES = [None, True, False, 0, -7, 2**40, 1.5, Decimal("0.01234"), Decimal("1E-8"), _ODD_TEXT,
-           "", b"bytes", dt.datetime(2026, 12, 1, 10, 41, 19, 7), dt.datetime(2026, 1, 2, 3, 4, 5),
-           dt.datetime(999, 1, 1), dt.datetime(2026, 12, 1, 10, 41, tzinfo=dt.UTC),
-           dt.date(2026, 12, 1), [{"type": "bar", "text": _ODD_TEXT}]]
 
 
-def test_the_sql_sent_is_the_sql_pymysql_would_send(driver):
-    """Values are made literals by the driver path itself: the text is PyMySQL's, for
-    every type a column takes here (and the types it passes to PyMySQL's escape)."""
-    with driver.begin() as conn:
-        cursor, escape = conn._cursor, conn._escape
-        assert escape is not None
-        for value in _VALUES:
-            scalar = None if isinstance(value, list) else value
-            for statement, values in (
-                    (_INSERT_TOOL_CALL, {"job_id": "j", "round": scalar, "sql": _ODD_TEXT,
-                                         "error": scalar, "created_at": scalar}),
-                    (_INSERT_MESSAGE, {"conversation_id": "c", "job_id": "j", "role": "r",
-                                       "text": _ODD_TEXT, "created_at": _VALUES[12],
-                                       "charts": value if isinstance(value, list) else None})):
-                compiled = _compiled(statement, driver.dialect, frozenset(values))
-                assert compiled.literal_sql(values, escape) == \
-                    cursor.mogrify(compiled.sql, compiled.parameters(values)), value
-
-
-def test_a_multi_row_insert_is_cut_where_pymysql_cuts_it(settings, driver, monkeypatch):
-    job_id, _ = create_job(settings, "Many rows?")
-    created = dt.datetime(2026, 12, 1, 10, 41, 19, 7)
-    rows = [{"job_id": job_id, "attempt": 1, "round": n, "sql": f"SELECT {n} -- ✓" * n,
-             "created_at": created} for n in range(1, 8)]
-    monkeypatch.setattr(pymysql.cursors.Cursor, "max_stmt_length", 700)
-    sent: list[str] = []
+def _recording_executes(monkeypatch) -> list[tuple[str, object]]:
+    """Every ``(query, args)`` PyMySQL's cursors are asked to execute from now on."""
+    calls: list[tuple[str, object]] = []
     execute = pymysql.cursors.Cursor.execute
 
     def recording(cursor, query, args=None):
-        sql = cursor.mogrify(query, args)  # PyMySQL's executemany sends bytes
-        sent.append(sql.decode() if isinstance(sql, (bytes, bytearray)) else sql)
+        calls.append((query, args))
         return execute(cursor, query, args)
 
     monkeypatch.setattr(pymysql.cursors.Cursor, "execute", recording)
+    return calls
+
+
+@pytest.mark.parametrize("backslash_escapes", [True, False])
+def test_values_are_bound_by_the_driver_and_stored_as_given(settings, monkeypatch,
+                                                            backslash_escapes):
+    """The statement goes to PyMySQL with its values as parameters (its own escaping,
+    also when the server wants quotes doubled), and odd text comes back as written."""
+    engine = make_engine(settings.database_url, pool_size=1)
+    try:
+        driver = DriverSQL(engine)
+        job_id, conversation_id = create_job(settings, "Odd values?")
+        calls = _recording_executes(monkeypatch)
+        with driver.begin() as conn:
+            if not backslash_escapes:
+                conn.execute(_SET_NO_BACKSLASH_ESCAPES)
+            conn.execute(_INSERT_MESSAGE, {"conversation_id": conversation_id,
+                                           "job_id": job_id, "role": "assistant",
+                                           "text": _ODD_TEXT, "charts": [{"title": _ODD_TEXT}]})
+            conn.execute(_INSERT_TOOL_CALL, {"job_id": job_id, "attempt": 1, "round": 1,
+                                             "sql": _ODD_TEXT, "error": _ODD_TEXT})
+        inserts = [(query, args) for query, args in calls if query.startswith("INSERT")]
+        assert len(inserts) == 2 and all(isinstance(args, dict) for _, args in inserts)
+        assert all(_ODD_TEXT not in query for query, _ in inserts)
+        with driver.begin() as conn:
+            conn.execute(_RESET_SQL_MODE)
+    finally:
+        engine.dispose()
+    (message,) = [row for row in _stored(driver.engine, messages, job_id)
+                  if row["role"] == "assistant"]
+    (tool_call,) = _stored(driver.engine, tool_calls, job_id)
+    assert message["text"] == _ODD_TEXT and message["charts"] == [{"title": _ODD_TEXT}]
+    assert tool_call["sql"] == tool_call["error"] == _ODD_TEXT
+
+
+def test_a_multi_row_insert_longer_than_one_statement_stores_every_row(settings, driver,
+                                                                       monkeypatch):
+    job_id, _ = create_job(settings, "Many rows?")
+    rows = [{"job_id": job_id, "attempt": 1, "round": n, "sql": f"SELECT {n} -- ✓" * n}
+            for n in range(1, 8)]
+    monkeypatch.setattr(pymysql.cursors.Cursor, "max_stmt_length", 700)
+    calls = _recording_executes(monkeypatch)
     with driver.begin() as conn:
         assert conn.execute(_INSERT_TOOL_CALL, rows).rowcount == len(rows)
-    by_driver, sent[:] = list(sent), []
-    compiled = _compiled(_INSERT_TOOL_CALL, driver.dialect, frozenset(rows[0]))
-    raw = driver.engine.raw_connection()
-    try:
-        with raw.dbapi_connection.cursor() as cursor:
-            cursor.executemany(compiled.sql, [compiled.parameters(row) for row in rows])
-        raw.rollback()
-    finally:
-        raw.close()
-    assert len(by_driver) > 1 and by_driver == sent
-    assert len(_stored(driver.engine, tool_calls, job_id)) == len(rows)
+    assert len(calls) > 1  # PyMySQL's executemany cut it
+    assert [row["sql"] for row in _stored(driver.engine, tool_calls, job_id)] == \
+        [row["sql"] for row in rows]
 
 
 def test_a_refused_value_is_a_sqlalchemy_error_and_rolls_the_transaction_back(settings, driver):
@@ -236,34 +243,3 @@ def test_an_unreachable_server_is_a_lost_connection():
         assert is_connection_lost(info.value)
     finally:
         engine.dispose()
-
-
-def test_column_descriptions_come_from_the_cache_as_pymysql_parses_them(settings, driver):
-    """A statement's columns are parsed once per process (shared.db.CachingConnection):
-    the description, the rows and their Python types are what plain PyMySQL gives, and
-    a column of the same name but another type is another description."""
-    from shared.db import CachingConnection
-
-    job_id, _ = create_job(settings, "Described?")
-    sql = ("SELECT m.id, m.role, m.text, m.created_at, m.charts, CAST(m.id AS CHAR) AS id2 "
-           "FROM messages m WHERE m.job_id = %s")
-    other = "SELECT m.role AS id FROM messages m WHERE m.job_id = %s"
-    raw = driver.engine.raw_connection()
-    try:
-        assert isinstance(raw.dbapi_connection, CachingConnection)
-        plain = pymysql.connect(**MARIADB, database=driver.engine.url.database,
-                                charset="utf8mb4")
-        try:
-            for statement in (sql, sql, other):
-                with raw.dbapi_connection.cursor() as cached, plain.cursor() as expected:
-                    cached.execute(statement, (job_id,))
-                    expected.execute(statement, (job_id,))
-                    assert cached.description == expected.description
-                    assert cached.fetchall() == expected.fetchall()
-                    assert [type(v) for v in cached._rows[0]] == \
-                        [type(v) for v in expected._rows[0]]
-        finally:
-            plain.close()
-        raw.rollback()
-    finally:
-        raw.close()

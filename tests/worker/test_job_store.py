@@ -114,8 +114,8 @@ print(job_to_dict(row)["status"], row.queue, row.input_tokens)
 
 
 def test_a_workers_first_finished_row_is_a_usable_job(tmp_path):
-    """Built without the constructor, the first row of a process (no ORM object made
-    yet, so no mapper configured) reads like any other."""
+    """The first row of a process (no ORM object made yet, so no mapper configured)
+    reads like any other."""
     done = subprocess.run([sys.executable, "-c", _FIRST_ROW_IN_A_FRESH_PROCESS],
                           capture_output=True, text=True, timeout=60)
     assert done.stdout.split() == ["succeeded", "None", "0"], done.stderr

@@ -1,4 +1,5 @@
-"""The worker's Anthropic client: one per configuration, SDK tracing only when asked."""
+"""The worker's Anthropic client: the SDK's own, one per configuration, SDK tracing only
+when asked; a streamed call sends what the SDK's `create` sends."""
 from __future__ import annotations
 
 from worker.llm_client import make_client
@@ -30,18 +31,11 @@ def test_a_runner_hands_its_jobs_the_pooled_clients_in_turn(settings):
     assert {JobRunner(settings, client=given).client_for_job() for _ in range(3)} == {given}
 
 
-def test_a_model_call_sets_its_socket_timeout_once(settings, fake_llm):
-    from worker.model_sockets import SteadyTimeoutSocket
+def test_the_client_is_the_sdks_own(settings):
+    import anthropic
 
-    client = make_client(settings)
-    reply = client.messages.create(model=settings.model, max_tokens=64,
-                                   messages=[{"role": "user", "content": "hello"}])
-    assert reply.content
-    pool = client._client._transport._pool
-    sockets = [c._connection._network_stream.get_extra_info("socket")
-               for c in pool.connections if c._connection is not None]
-    assert sockets and all(isinstance(s, SteadyTimeoutSocket) for s in sockets)
-    assert {s.gettimeout() for s in sockets} == {settings.llm_timeout_s}
+    client = make_client(settings, pool=5)
+    assert type(client) is anthropic.Anthropic
 
 
 def _sdk_twin(client):
@@ -51,37 +45,6 @@ def _sdk_twin(client):
     return anthropic.Anthropic(api_key=client.api_key, base_url=client.base_url,
                                max_retries=client.max_retries, timeout=client.timeout,
                                open_telemetry=False)
-
-
-def test_the_kept_urls_and_headers_are_the_sdks_own(settings):
-    from anthropic._models import FinalRequestOptions
-
-    client = make_client(settings, pool=5)
-    twin = _sdk_twin(client)
-    for timeout, retries, headers in [(60.0, 0, {"X-Stainless-Raw-Response": "stream"}),
-                                      (60.0, 0, {"X-Stainless-Raw-Response": "stream"}),
-                                      (60.0, 1, {"X-Stainless-Raw-Response": "stream"}),
-                                      (60, 0, {"X-Stainless-Raw-Response": "stream"}),
-                                      (12.5, 0, {}), (12.5, 0, {"anthropic-beta": "x"})]:
-        for path in ("/v1/messages", "/v1/messages/batches/msgbatch_1"):
-            options = FinalRequestOptions.construct(method="post", url=path, timeout=timeout,
-                                                    headers=headers, content=b"{}")
-            ours = client._build_request(options, retries_taken=retries)
-            sdks = twin._build_request(options, retries_taken=retries)
-            assert (ours.method, ours.url, ours.headers.raw, ours.content) == \
-                (sdks.method, sdks.url, sdks.headers.raw, sdks.content)
-    # The httpx client's own headers, changed in place, are merged anew.
-    options = FinalRequestOptions.construct(method="post", url="/v1/messages", timeout=60.0)
-    client._client.headers["X-Extra"] = "1"
-    assert client._build_request(options).headers["X-Extra"] == "1"
-    del client._client.headers["X-Extra"]
-    assert "X-Extra" not in client._build_request(options).headers
-    # A request's headers are its own: changing them leaves the next request's alone.
-    options = FinalRequestOptions.construct(method="post", url="/v1/messages", timeout=60.0)
-    client._build_headers(options).pop("Content-Type")
-    assert client._build_headers(options)["Content-Type"] == "application/json"
-    client.base_url = "http://127.0.0.1:9/elsewhere/"
-    assert str(client._prepare_url("/v1/messages")) == "http://127.0.0.1:9/elsewhere/v1/messages"
 
 
 def test_a_streamed_call_sends_what_create_sends(settings, fake_llm):
@@ -98,3 +61,19 @@ def test_a_streamed_call_sends_what_create_sends(settings, fake_llm):
     ours, sdks = fake_llm.message_entries()[-2:]
     assert ours["body"] == sdks["body"]
     assert ours["headers"] == sdks["headers"]
+
+
+def test_a_broken_stream_is_retried_after_the_sdks_own_pauses(settings, fake_llm):
+    """0.5 s doubling (capped at 8 s), less up to a quarter of jitter: the SDK's backoff."""
+    from worker.llm_request import request_params
+    from worker.llm_stream import stream_message
+
+    fake_llm.fault("stream_error", count=2)
+    params = request_params(settings, settings.model, system=[{"type": "text", "text": "S"}],
+                            tools=[], messages=[{"role": "user", "content": "hello"}])
+    pauses: list[float] = []
+    result = stream_message(make_client(settings), params, timeout=30.0, sleep=pauses.append)
+    assert result.retries == 2 and result.message.content
+    for attempt, pause in enumerate(pauses):
+        longest = min(0.5 * 2 ** attempt, 8.0)
+        assert 0.75 * longest <= pause <= longest, (attempt, pause)

@@ -117,7 +117,7 @@ def test_reads_are_reported_until_one_completes_the_reply(fake_llm, fake_llm_ser
     with anthropic.Anthropic(base_url=fake_llm_server.base_url, api_key="test",
                              max_retries=0) as client, \
             client.messages.with_streaming_response.create(**request, stream=True) as resp:
-        message = read_message(client, resp.http_response, builder,
+        message = read_message(resp.http_response, builder,
                                lambda: stop_reasons.append(builder.snapshot.get("stop_reason")))
     assert len(stop_reasons) >= 2 and set(stop_reasons) == {None}, stop_reasons
     assert message.stop_reason == "end_turn"
@@ -133,7 +133,7 @@ def test_a_mid_stream_error_raises_the_sdks_error(fake_llm, fake_llm_server):
         builder = MessageBuilder()
         with pytest.raises(anthropic.APIStatusError) as ours, \
                 client.messages.with_streaming_response.create(**REQUEST, stream=True) as resp:
-            read_message(client, resp.http_response, builder)
+            read_message(resp.http_response, builder)
     assert type(ours.value) is type(sdk.value)
     assert ours.value.status_code == sdk.value.status_code
     assert ours.value.body == sdk.value.body and str(ours.value) == str(sdk.value)
@@ -180,7 +180,6 @@ def test_most_recordings_carry_a_message():
 
 @pytest.mark.parametrize("name", MESSAGE_FIXTURES)
 def test_blocks_validated_by_their_type_make_the_message_one_validation_makes(name):
-    from anthropic._models import construct_type
     from anthropic.types import Message
 
     builder = _built(name)
@@ -188,6 +187,6 @@ def test_blocks_validated_by_their_type_make_the_message_one_validation_makes(na
     try:
         whole = Message.model_validate(builder.snapshot)
     except ValueError:
-        whole = construct_type(type_=Message, value=builder.snapshot)
+        whole = Message.model_construct(**builder.snapshot)
     assert message == whole
     assert _fields_set(message) == _fields_set(whole)
