@@ -1,0 +1,46 @@
+"""GET /v1/keys and DELETE /v1/keys/{key_id} (issue 31, item 11): a tenant lists its keys
+without their secrets and revokes one, itself included, without SQL; another tenant's
+key is 404."""
+from __future__ import annotations
+
+import uuid
+
+from shared.db import session_scope
+from shared.keys import create_key
+
+
+def _key(settings, tenant: str) -> str:
+    with session_scope(settings.database_url) as s:
+        return create_key(s, tenant)
+
+
+def _bearer(key: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {key}"}
+
+
+def test_keys_are_listed_without_secrets_and_one_is_revoked(client, settings):
+    tenant = f"keys-{uuid.uuid4().hex[:8]}"
+    first, second = _key(settings, tenant), _key(settings, tenant)
+    listed = client.get("/v1/keys", headers=_bearer(first))
+    assert listed.status_code == 200, listed.get_data(as_text=True)
+    body = listed.get_json()
+    assert [k["prefix"] for k in body["items"]] == [first[:16], second[:16]]
+    assert body["key_cache_s"] == settings.key_cache_s
+    assert first not in listed.get_data(as_text=True)
+    assert all(set(k) == {"key_id", "prefix", "created_at", "revoked_at"} for k in body["items"])
+    second_id = body["items"][1]["key_id"]
+    assert client.delete(f"/v1/keys/{second_id}", headers=_bearer(first)).status_code == 204
+    after = client.get("/v1/keys", headers=_bearer(first)).get_json()["items"]
+    assert after[0]["revoked_at"] is None and after[1]["revoked_at"] is not None
+
+
+def test_another_tenants_key_is_404_and_stays_usable(client, settings):
+    mine, theirs = _key(settings, f"a-{uuid.uuid4().hex[:8]}"), _key(settings,
+                                                                      f"b-{uuid.uuid4().hex[:8]}")
+    their_id = client.get("/v1/keys", headers=_bearer(theirs)).get_json()["items"][0]["key_id"]
+    refused = client.delete(f"/v1/keys/{their_id}", headers=_bearer(mine))
+    assert refused.status_code == 404
+    assert refused.mimetype == "application/problem+json"
+    assert client.delete("/v1/keys/not-a-key", headers=_bearer(mine)).status_code == 404
+    theirs_after = client.get("/v1/keys", headers=_bearer(theirs)).get_json()["items"]
+    assert theirs_after[0]["revoked_at"] is None
