@@ -26,7 +26,7 @@ def list_keys():
 
 @spec.doc("DELETE", "/v1/keys/{key_id}", "Revoke one of your keys (it may be the one you "
           "send). API processes that used it may accept it for up to key_cache_s seconds "
-          "more.", responses={204: None}, tag="keys")
+          "more.", responses={204: None, 409: None}, tag="keys")
 @bp.delete("/<key_id>")
 def revoke_key(key_id: str):
     res = resources()

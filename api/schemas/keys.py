@@ -5,7 +5,7 @@ from pydantic import BaseModel, Field
 
 
 class KeyOut(BaseModel):
-    key_id: str = Field(description="Pass it to DELETE /v1/keys/{key_id}.")
+    key_id: str = Field(description="The key's prefix; pass it to DELETE /v1/keys/{key_id}.")
     prefix: str = Field(description="The key's first 16 characters, to tell keys apart.")
     created_at: str | None
     revoked_at: str | None = Field(description="When it was revoked; null while it works.")

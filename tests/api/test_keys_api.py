@@ -44,3 +44,12 @@ def test_another_tenants_key_is_404_and_stays_usable(client, settings):
     assert client.delete("/v1/keys/not-a-key", headers=_bearer(mine)).status_code == 404
     theirs_after = client.get("/v1/keys", headers=_bearer(theirs)).get_json()["items"]
     assert theirs_after[0]["revoked_at"] is None
+
+
+def test_a_keys_public_id_is_not_its_guessable_row_number(client, settings):
+    key = _key(settings, f"c-{uuid.uuid4().hex[:8]}")
+    (item,) = client.get("/v1/keys", headers=_bearer(key)).get_json()["items"]
+    assert not item["key_id"].isdigit() and item["key_id"] == key[:16]
+    for guess in range(1, 50):
+        client.delete(f"/v1/keys/{guess}", headers=_bearer(key))
+    assert client.get("/v1/keys", headers=_bearer(key)).status_code == 200
