@@ -18,9 +18,9 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import SQLAlchemyError
 
 from api.sse_subscribers import count_subscribers
-from shared.celery_factory import CHAT_QUEUE, REPORTS_QUEUE
+from shared.celery_factory import QUEUES
 from shared.job_state import ACTIVE
-from shared.models import Job, utcnow
+from shared.models import Dataset, Job, utcnow
 
 logger = logging.getLogger(__name__)
 
@@ -38,7 +38,7 @@ def queue_keys(queue: str) -> list[str]:
 class FleetCollector(Collector):
     """A prometheus-client collector over a ``Resources``-like object (``redis``, ``sessions``)."""
 
-    def __init__(self, services, queues: Iterable[str] = (CHAT_QUEUE, REPORTS_QUEUE)):
+    def __init__(self, services, queues: Iterable[str] = QUEUES):
         self.services = services
         self.queues = tuple(queues)
 
@@ -87,6 +87,11 @@ class FleetCollector(Collector):
                 select(Job.status, func.count()).where(Job.status.in_(ACTIVE))
                 .group_by(Job.status)).all())
             oldest = s.scalar(select(func.min(Job.created_at)).where(Job.status == "queued"))
+            # dataset_state stamps updated_at when an import is requested or claimed,
+            # so the oldest importing row's updated_at ages with a stuck import.
+            importing = s.execute(
+                select(func.count(), func.min(Dataset.updated_at))
+                .where(Dataset.status == "importing", Dataset.deleted_at.is_(None))).one()
         jobs = GaugeMetricFamily("sunrise_jobs", "Jobs queued or running right now.",
                                  labels=["status"])
         for status in ACTIVE:
@@ -96,4 +101,12 @@ class FleetCollector(Collector):
             "sunrise_oldest_queued_job_age_seconds",
             "Age of the oldest job still queued (0 when none): work waiting for workers.",
             value=max(0.0, age))
-        return [jobs, oldest_age]
+        datasets = GaugeMetricFamily("sunrise_datasets", "Datasets importing right now.",
+                                     labels=["status"])
+        datasets.add_metric(["importing"], importing[0])
+        import_age = (utcnow() - importing[1]).total_seconds() if importing[1] else 0.0
+        oldest_import = GaugeMetricFamily(
+            "sunrise_oldest_import_age_seconds",
+            "Time since the oldest import still running was requested (0 when none).",
+            value=max(0.0, import_age))
+        return [jobs, oldest_age, datasets, oldest_import]

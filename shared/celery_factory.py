@@ -24,6 +24,8 @@ IMPORT_DATASET = "sunrise.import_dataset"
 CHAT_QUEUE = "chat"
 REPORTS_QUEUE = "reports"
 DATASETS_QUEUE = "datasets"
+# Every queue the app routes to: the metrics count each of them.
+QUEUES = (CHAT_QUEUE, REPORTS_QUEUE, DATASETS_QUEUE)
 
 
 def make_celery(settings: Settings) -> Celery:
@@ -38,7 +40,7 @@ def make_celery(settings: Settings) -> Celery:
         task_reject_on_worker_lost=True,
         task_ignore_result=True,
         task_default_queue=CHAT_QUEUE,
-        task_queues=(Queue(CHAT_QUEUE), Queue(REPORTS_QUEUE), Queue(DATASETS_QUEUE)),
+        task_queues=tuple(Queue(q) for q in QUEUES),
         task_routes={RUN_JOB: {"queue": CHAT_QUEUE}, ASSEMBLE_BATCH: {"queue": REPORTS_QUEUE},
                      RUN_ECONOMY_BATCH: {"queue": REPORTS_QUEUE},
                      IMPORT_DATASET: {"queue": DATASETS_QUEUE},

@@ -9,7 +9,7 @@ from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session
 
 from shared.driver_sql import DriverConnection
-from shared.models import ApiKey, Tenant
+from shared.models import ApiKey, Tenant, utcnow
 
 KEY_PREFIX = "sk-sunrise-"
 
@@ -63,3 +63,24 @@ def tenant_id_for_key(session: Session | DriverConnection, key: str) -> int | No
 _KEY_OWNER = (select(ApiKey.__table__.c.key_hash, ApiKey.__table__.c.tenant_id)
               .where(ApiKey.__table__.c.key_hash == bindparam("digest"),
                      ApiKey.__table__.c.revoked_at.is_(None)))
+
+
+def list_keys(session: Session, tenant_id: int) -> list[ApiKey]:
+    """Every key of ``tenant_id``, revoked ones included, oldest first. Read-only."""
+    return list(session.scalars(select(ApiKey).where(ApiKey.tenant_id == tenant_id)
+                                .order_by(ApiKey.id)))
+
+
+def revoke_key(session: Session, key_id: int, tenant_id: int | None = None) -> ApiKey | None:
+    """Mark key ``key_id`` revoked (``revoked_at`` now; a key already revoked keeps its
+    first time) and return it; None, changing nothing, if there is no such key or it is
+    not ``tenant_id``'s (when given). API processes that used the key in the last
+    ``key_cache_s`` seconds may accept it until their cache forgets it
+    (``api/tenant_cache.py``)."""
+    key = session.get(ApiKey, key_id)
+    if key is None or (tenant_id is not None and key.tenant_id != tenant_id):
+        return None
+    if key.revoked_at is None:
+        key.revoked_at = utcnow()
+        session.flush()
+    return key

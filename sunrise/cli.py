@@ -121,6 +121,42 @@ def keys_create(tenant: str) -> None:
     click.echo(key)
 
 
+@keys.command("list")
+@click.option("--tenant", required=True, help="Tenant name.")
+def keys_list(tenant: str) -> None:
+    """The tenant's keys: id, prefix, created, revoked (never the key or its hash)."""
+    from sqlalchemy import select
+
+    from shared.db import session_scope
+    from shared.keys import list_keys
+    from shared.models import Tenant
+
+    with session_scope(_settings().database_url) as s:
+        owner = s.scalar(select(Tenant).where(Tenant.name == tenant))
+        if owner is None:
+            raise click.ClickException(f"no tenant named {tenant!r}")
+        for key in list_keys(s, owner.id):
+            revoked = key.revoked_at.isoformat() if key.revoked_at else "-"
+            click.echo(f"{key.id}\t{key.prefix}\t{key.created_at.isoformat()}\t{revoked}")
+
+
+@keys.command("revoke")
+@click.argument("key_id", type=int)
+def keys_revoke(key_id: int) -> None:
+    """Revoke key KEY_ID (see `keys list`). API processes that used it may still accept it
+    for up to SUNRISE_KEY_CACHE_S seconds."""
+    from shared.db import session_scope
+    from shared.keys import revoke_key
+
+    with session_scope(_settings().database_url) as s:
+        key = revoke_key(s, key_id)
+        if key is None:
+            raise click.ClickException(f"no key {key_id}")
+        click.echo(f"key {key_id} ({key.prefix}…) revoked at {key.revoked_at.isoformat()}; "
+                   f"cached API processes may accept it for up to "
+                   f"{_settings().key_cache_s:g} s more")
+
+
 @main.command("sample-data")
 @click.option("--path", default=None, help="Target DuckDB file (default: SUNRISE_DUCKDB_PATH).")
 @click.option("--force", is_flag=True, help="Rebuild even if the file exists.")

@@ -2,15 +2,16 @@
 
 Every chart of every question in one long ("tidy") file: one line per value, so
 charts of different shapes share a header. One chart alone comes out wide: its
-own columns, one line per row.
+own columns, one line per row. Every cell, header included, goes through
+``csv_cells.safe_row`` (no spreadsheet formulas).
 """
 from __future__ import annotations
 
-import csv
 import io
 from typing import Any
 
 from shared.errors import NotFound
+from shared.reports.csv_cells import report_writer, safe_row
 
 LONG_HEADER = ("question_index", "job_id", "question", "chart_index", "chart_title",
                "chart_type", "row", "column", "value")
@@ -19,15 +20,15 @@ LONG_HEADER = ("question_index", "job_id", "question", "chart_index", "chart_tit
 def render_csv(document: dict[str, Any]) -> str:
     """All charts' rows in long form (question_index and chart_index count from 1)."""
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
+    writer = report_writer(out)
     writer.writerow(LONG_HEADER)
     for q in document["questions"]:
         for n, chart in enumerate(q.get("charts") or [], start=1):
             for r, row in enumerate(chart.get("data") or [], start=1):
                 for column in chart.get("columns") or []:
-                    writer.writerow((q["index"] + 1, q["job_id"], q["question"], n,
-                                     chart.get("title", ""), chart.get("type", ""), r, column,
-                                     _value(row.get(column))))
+                    writer.writerow(safe_row((q["index"] + 1, q["job_id"], q["question"], n,
+                                              chart.get("title", ""), chart.get("type", ""),
+                                              r, column, row.get(column))))
     return out.getvalue()
 
 
@@ -42,12 +43,8 @@ def render_chart_csv(document: dict[str, Any], question: int, chart: int) -> str
     selected = charts[chart - 1]
     columns = selected.get("columns") or []
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(columns)
+    writer = report_writer(out)
+    writer.writerow(safe_row(columns))
     for row in selected.get("data") or []:
-        writer.writerow([_value(row.get(c)) for c in columns])
+        writer.writerow(safe_row(row.get(c) for c in columns))
     return out.getvalue()
-
-
-def _value(value: Any) -> Any:
-    return "" if value is None else value

@@ -14,6 +14,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from api.fleet_metrics import FleetCollector
 from api.sse_subscribers import SUBSCRIBERS_KEY, count_subscribers
+from shared.celery_factory import QUEUES
 from shared.db import session_factory, session_scope
 from shared.keys import create_key
 from shared.metrics import Metrics
@@ -110,8 +111,11 @@ def test_metrics_endpoint_moves_when_a_worker_runs_a_job(client, auth, celery_wo
     # Read at scrape time from Redis and MariaDB.
     assert after[("sunrise_metrics_source_up", (("source", "redis"),))] == 1
     assert after[("sunrise_metrics_source_up", (("source", "database"),))] == 1
-    for queue in ("chat", "reports"):
+    for queue in QUEUES:
         assert ("sunrise_queue_depth", (("queue", queue),)) in after
+    assert ("sunrise_queue_depth", (("queue", "datasets"),)) in after
+    assert ("sunrise_datasets", (("status", "importing"),)) in after
+    assert after[("sunrise_oldest_import_age_seconds", ())] >= 0
     for status in ("queued", "running"):
         assert ("sunrise_jobs", (("status", status),)) in after
     assert ("sunrise_sse_subscribers", ()) in after
