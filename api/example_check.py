@@ -1,7 +1,7 @@
 """Checking a PATCH's example questions: each example's SQL runs in the SQL sandbox on
 the dataset's current version, exactly as the model's queries would, before it is kept.
 
-The sandbox (``worker/sql_sandbox.py``: read-only, no file or network access, one
+The sandbox (``engine/sql/sandbox.py``: read-only, no file or network access, one
 read statement, time and memory capped, in a process of its own) is opened for the
 check and closed after it; PATCH is rare, and the API keeps no DuckDB file open.
 """
@@ -12,11 +12,11 @@ from collections.abc import Sequence
 
 import duckdb
 
+from engine.datasets import version_path
+from engine.sql.sandbox import SqlSandbox, sandbox_settings
 from shared.config import Settings
 from shared.dataset_annotations import Example
 from shared.errors import ServiceUnavailable, ValidationFailed
-from worker.datasets import version_path
-from worker.sql_sandbox import SqlSandbox, sandbox_settings
 
 logger = logging.getLogger(__name__)
 

@@ -11,7 +11,7 @@ round:
   reply's events over the second: ~22 network reads a call instead of ~2);
 - ``200 threads, 1 client``: a thread per job on one plain SDK client (the floor's
   way); ``200 threads, worker clients``: on the worker's clients
-  (``worker/llm_client.py``: ``CLIENT_POOLS`` pools, sockets that keep their timeout);
+  (``worker/llm/client.py``: ``CLIENT_POOLS`` pools, sockets that keep their timeout);
 - ``1 loop, 1 client`` / ``1 loop, 8 clients`` / ``1 uvloop, 8 clients``: the 200
   jobs as tasks of one event loop in one thread, read the same raw way
   (``aiter_lines`` + jiter);
@@ -161,7 +161,7 @@ def ways(stack: Stack, params: list[dict], in_flight: int, latency_ms: float,
          ) -> dict[str, tuple[Callable[[], None], int, float]]:
     """Each way of making the calls: a round's function, its number of calls and the
     offline model's latency for it."""
-    from worker.llm_client import CLIENT_POOLS, make_client
+    from worker.llm.client import CLIENT_POOLS, make_client
 
     plain = worker_floor.sdk_client(stack)
     pools = [make_client(stack.settings, pool=n) for n in range(CLIENT_POOLS)]

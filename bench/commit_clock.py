@@ -19,8 +19,8 @@ import os
 import threading
 import time
 
-from worker.job_store import JobStore
-from worker.runner import JobRunner
+from worker.jobs.runner import JobRunner
+from worker.jobs.store import JobStore
 
 LOG_ENV = "SUNRISE_BENCH_COMMIT_LOG"
 

@@ -19,7 +19,7 @@ worker's peak memory while a ~100 MB and the ~1 GB CSV go up through ``POST
 Prompt: synthetic tables shaped like real ones (12 columns: ids, two low-cardinality
 codes that earn value hints, dates, measures; a description per table and some per
 column), rendered by ``build_dataset_prompt`` with the default budget. Tokens are
-counted the way the prompt builder budgets them (``worker.history.estimate_tokens``,
+counted the way the prompt builder budgets them (``worker.jobs.history.estimate_tokens``,
 UTF-8 bytes / 3, a deliberate over-estimate); the offline model's ``count_tokens``
 rule (bytes / 4) is in the details.
 """
@@ -181,7 +181,7 @@ def _duckdb_alone(csv: Path, target: Path, settings: Settings) -> None:
 
 
 def _engine(csv: Path, work: Path, version: int, settings: Settings) -> None:
-    from worker.datasets import FileSource, build_version
+    from engine.datasets import FileSource, build_version
 
     build_version([FileSource(csv, "orders.csv")], work, "bench", version,
                   threads=settings.import_threads, memory_limit=settings.import_memory_limit)
@@ -189,7 +189,7 @@ def _engine(csv: Path, work: Path, version: int, settings: Settings) -> None:
 
 def _profile_seconds(path: Path, settings: Settings) -> float:
     """The profile's share of an engine run, timed again on its own."""
-    from worker.datasets import profile_tables
+    from engine.datasets import profile_tables
 
     con = duckdb.connect(str(path), read_only=True,
                          config={"threads": settings.import_threads,
@@ -212,10 +212,10 @@ def _types(path: Path) -> dict[str, str]:
 
 
 def _prompt_size(count: int, budget: int) -> dict:
+    from engine.datasets import Annotations, ColumnProfile, TableProfile, TopValue
     from sunrise.fake_llm.token_estimate import text_tokens
-    from worker.dataset_prompt import build_dataset_prompt
-    from worker.datasets import Annotations, ColumnProfile, TableProfile, TopValue
-    from worker.history import estimate_tokens
+    from worker.datasets.prompt import build_dataset_prompt
+    from worker.jobs.history import estimate_tokens
 
     codes = tuple(TopValue(code, 100 - n) for n, code in enumerate(("open", "paid", "void")))
     regions = tuple(TopValue(code, 50 - n) for n, code in enumerate(("north", "south", "east",

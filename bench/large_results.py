@@ -103,7 +103,7 @@ def _current_mb(pid: int | str = "self") -> float:
 def _via_sandbox(sql: str, mark) -> tuple[str, int, float, float]:
     """The shipped way. DuckDB runs in the sandbox's SQL process, so its growth is
     measured there and added to this process's (the worker's side: the result)."""
-    from worker.sql_sandbox import SqlSandbox, sandbox_settings
+    from engine.sql.sandbox import SqlSandbox, sandbox_settings
     from worker.tools.sql_result_text import result_text
 
     settings = Settings()
@@ -126,7 +126,7 @@ def _via_sandbox(sql: str, mark) -> tuple[str, int, float, float]:
 def _via_python(sql: str, mark) -> tuple[str, int, float, float]:
     import duckdb
 
-    from worker.query_result import ColumnSummary
+    from engine.sql.query_result import ColumnSummary
     from worker.tools.sql_result_text import format_result
 
     settings = Settings()

@@ -17,13 +17,13 @@ import logging
 
 from bench.figures import result, row
 from bench.stack import SAMPLE_DUCKDB
+from engine.sql.sandbox import SqlSandbox, sandbox_settings
 from shared.config import Settings
 from sunrise.fake_llm.server import run_in_thread
-from worker.agent_loop import AgentLoop
-from worker.llm_client import make_client
-from worker.sql_sandbox import SqlSandbox, sandbox_settings
-from worker.system_prompt import build_system_prompt
-from worker.turn import SilentHooks
+from worker.agent.loop import AgentLoop
+from worker.agent.system_prompt import build_system_prompt
+from worker.agent.turn import SilentHooks
+from worker.llm.client import make_client
 
 logger = logging.getLogger(__name__)
 

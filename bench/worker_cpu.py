@@ -33,7 +33,7 @@ from shared.redis_client import redis_for
 
 
 def run(jobs: int, threads: int, rounds: int, profile: bool, latency_ms: int = 0) -> None:
-    from worker.runner import JobRunner
+    from worker.jobs.runner import JobRunner
 
     with Stack("worker-cpu") as stack:
         stack.start_fake_llm(latency_ms=latency_ms)

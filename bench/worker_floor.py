@@ -11,7 +11,7 @@ The figures' job (2 model rounds, 1 query) must at least:
 - run its query in DuckDB and fetch the rows a tool result shows (26: 25 and one to
   tell there are more);
 - read the conversation's prior turns (1 query) and commit 4 transactions of one
-  statement each to MariaDB through the pymysql driver, as ``worker/job_store.py``
+  statement each to MariaDB through the pymysql driver, as ``worker/jobs/store.py``
   does: the claim (with the history), round 1's billed call row before its tool runs,
   the round boundary (the tool row and the cancel flag), the answer with the last
   call's row;
@@ -86,7 +86,7 @@ def _cpu_ms_per_call(call: Callable[[], object], repeats: int) -> float:
 
 def job_requests(stack: Stack) -> list[dict]:
     """The Messages request bodies one real job sent (run here, by a ``JobRunner``)."""
-    from worker.runner import JobRunner
+    from worker.jobs.runner import JobRunner
 
     base_url = stack.settings.anthropic_base_url
     since = httpx.get(f"{base_url}/_control/log").json()["entries"]

@@ -71,7 +71,7 @@ class Settings(BaseSettings):
     prices: dict[str, ModelPrice] = Field(default_factory=dict)
 
     # The SQL tool. Each query runs in one of up to sql_processes SQL processes per
-    # worker (worker/sql_sandbox.py), each capped at sql_memory_limit (DuckDB) plus 2 GiB
+    # worker (engine/sql/sandbox.py), each capped at sql_memory_limit (DuckDB) plus 2 GiB
     # of address space and sql_temp_max of spill files.
     sql_timeout_s: float = 10.0
     sql_memory_limit: str = "1GB"
@@ -140,13 +140,13 @@ class Settings(BaseSettings):
     economy_poll_max_s: float = 30.0
     economy_max_wait_s: float = 25 * 3600.0
 
-    # Datasets (worker/datasets): one DuckDB file per dataset version under data_dir,
+    # Datasets (engine/datasets): one DuckDB file per dataset version under data_dir,
     # a shared volume when workers span hosts.
     data_dir: str = str(VAR_DIR / "data")
     max_upload_mb: int = 1024  # per source file; the API answers 413 above it
     import_threads: int = 2
     import_memory_limit: str = "2GB"
-    # Each import runs in a process of its own (worker/import_process.py) whose address
+    # Each import runs in a process of its own (worker/datasets/import_process.py) whose address
     # space is capped at this size ("" means import_memory_limit plus 2 GiB), stopped
     # after import_deadline_s; at most import_concurrency imports at once per worker
     # process, so that imports never take all of a worker's threads from chat.
@@ -155,7 +155,7 @@ class Settings(BaseSettings):
     import_concurrency: int = Field(default=2, ge=1)
     # An import that finds every slot taken is sent again after this many seconds.
     import_busy_retry_s: float = Field(default=5.0, gt=0)
-    # What one import may read (worker/datasets/limits.py): uncompressed bytes of all its
+    # What one import may read (engine/datasets/limits.py): uncompressed bytes of all its
     # sources, rows of all its tables, columns of one table, cells of one Excel sheet's
     # used range (what the Excel reader allocates, ~40 bytes a cell), and the memory of
     # the connection that reads an uploaded DuckDB file.
@@ -164,7 +164,7 @@ class Settings(BaseSettings):
     import_max_columns: int = Field(default=2_000, ge=1)
     import_max_sheet_cells: int = Field(default=10_000_000, ge=1)
     import_source_memory_limit: str = "1GB"
-    # The whole per-dataset system prompt, estimated as worker/history.estimate_tokens does.
+    # The whole per-dataset system prompt, estimated as worker/jobs/history.estimate_tokens does.
     dataset_prompt_token_budget: int = 16_000
     # Fernet keys sealing stored secrets (a live dataset's URL), comma-separated: the
     # first seals, all open (shared/sealed.py). The default is public: development only.

@@ -3,7 +3,7 @@
 ``Annotations`` is the body of ``PATCH /v1/datasets/{id}`` (without ``default``);
 ``check_annotations`` refuses names the dataset does not have, and ``describe_tables``
 renders tables in the API's shape, profile and descriptions together. Both take a
-version's tables as ``worker.datasets.TableProfile`` or as the JSON it is stored as
+version's tables as ``engine.datasets.TableProfile`` or as the JSON it is stored as
 (``TableProfile.as_dict``), so the API uses them without the import engine.
 """
 from __future__ import annotations

@@ -117,7 +117,7 @@ def pin_dataset(s: Session, tenant_id: int, dataset_id: str | None) -> tuple[str
     deployment's built-in dataset.
 
     Read under a shared lock of the dataset's row, held to the caller's commit, so that
-    the version cannot be removed (``worker/dataset_versions.py``) before the job that
+    the version cannot be removed (``worker/datasets/versions.py``) before the job that
     pins it is committed. Raises NotFound for an unknown, deleted or another tenant's
     dataset, Conflict when it has no ready version yet.
     """

@@ -63,7 +63,7 @@ def checkout(engine: Engine, *, ping_after_idle_s: float = 0.0) -> PoolProxiedCo
     checkout is).
 
     For callers that retry a lost connection themselves (the worker's job writes,
-    ``worker/job_store.py``): a ping is a round trip (~80 µs of CPU) on every checkout,
+    ``worker/jobs/store.py``): a ping is a round trip (~80 µs of CPU) on every checkout,
     four per job. Unpinged, a connection the server closed within that time fails its
     first statement instead, which invalidates the whole pool (``shared/driver_sql.py``),
     and the caller's retry gets a fresh one.

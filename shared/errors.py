@@ -110,7 +110,7 @@ class SourceUnreachable(ImportFailed):
 
 
 class ImportOutOfMemory(ImportFailed):
-    """The import's process ended for want of memory (``worker/import_process.py``)."""
+    """The import's process ended for want of memory (``worker/datasets/import_process.py``)."""
 
     code, title = "import_out_of_memory", "Import out of memory"
 

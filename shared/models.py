@@ -173,7 +173,7 @@ class Job(UsageColumns, Base):
     batch_id: Mapped[str | None] = mapped_column(String(36), nullable=True)
     batch_index: Mapped[int | None] = mapped_column(Integer, nullable=True)
     # The dataset the job asks about, and the version it pinned; null: the deployment's
-    # built-in dataset (worker/data_source.py).
+    # built-in dataset (worker/jobs/data_source.py).
     dataset_id: Mapped[str | None] = mapped_column(String(36), nullable=True)
     dataset_version: Mapped[int | None] = mapped_column(Integer, nullable=True)
     status: Mapped[str] = mapped_column(String(16), default="queued")
@@ -189,7 +189,7 @@ class Job(UsageColumns, Base):
     charts: Mapped[list[dict[str, Any]] | None] = mapped_column(JSON, nullable=True)
     parse_path: Mapped[str | None] = mapped_column(String(16), nullable=True)
     truncated: Mapped[bool] = mapped_column(Boolean, default=False)
-    # The faithfulness check of answer_text (worker/number_check.py).
+    # The faithfulness check of answer_text (worker/answer/number_check.py).
     numbers: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     error_code: Mapped[str | None] = mapped_column(String(64), nullable=True)
     error_message: Mapped[str | None] = mapped_column(Text, nullable=True)
@@ -287,7 +287,7 @@ class Dataset(Base):
 
 
 class DatasetVersion(Base):
-    """One built, immutable version: its file is ``worker.datasets.version_path``; its
+    """One built, immutable version: its file is ``engine.datasets.version_path``; its
     tables' profiles (``TableProfile.as_dict``) describe it to the API and the prompt."""
 
     __tablename__ = "dataset_versions"

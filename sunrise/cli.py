@@ -42,7 +42,7 @@ def api(host: str, port: int, workers: int) -> None:
 def worker(concurrency: int | None, queues: str, loglevel: str) -> None:
     """Run a Celery worker (threads pool) for the given queues."""
     from worker.celery_app import create_app
-    from worker.llm_client import MISSING_KEY_HELP
+    from worker.llm.client import MISSING_KEY_HELP
 
     if _settings().llm_target == "missing":
         raise click.UsageError(MISSING_KEY_HELP)

@@ -24,19 +24,19 @@ import anthropic
 from rich.console import Console
 from rich.table import Table
 
+from engine.sql.sandbox import SqlSandbox
 from shared.claude_models import rules_for
 from shared.config import Settings
 from shared.errors import JobFailure
 from sunrise.local import ensure_sample_db
 from sunrise.offline import offline_model
-from worker.agent_loop import AgentLoop
-from worker.llm_client import OFFLINE_KEY, make_client
-from worker.llm_errors import failure_for
-from worker.llm_request import plan_thinking, request_params
-from worker.sql_sandbox import SqlSandbox
-from worker.system_prompt import build_system_prompt, system_blocks
+from worker.agent.loop import AgentLoop
+from worker.agent.system_prompt import build_system_prompt, system_blocks
+from worker.agent.turn import LoopOutcome, SilentHooks
+from worker.llm.client import OFFLINE_KEY, make_client
+from worker.llm.errors import failure_for
+from worker.llm.request import plan_thinking, request_params
 from worker.tools import definitions
-from worker.turn import LoopOutcome, SilentHooks
 
 PING = "Reply with the single word OK."
 

@@ -16,7 +16,7 @@ from shared.job_view import job_to_dict
 from shared.keys import get_or_create_tenant
 from shared.migrate import upgrade
 from shared.models import Conversation, Dataset, Job
-from worker.runner import JobRunner
+from worker.jobs.runner import JobRunner
 
 LOCAL_TENANT = "local"
 

@@ -22,9 +22,9 @@ from shared.migrate import upgrade
 from shared.models import Batch, Job
 from shared.reports.document import unpack
 from sunrise.local import LOCAL_TENANT, ensure_sample_db
-from worker.batch_coordinator import BatchCoordinator
-from worker.economy import EconomyBatch
-from worker.runner import JobRunner
+from worker.batches.coordinator import BatchCoordinator
+from worker.batches.message_batches import EconomyBatch
+from worker.jobs.runner import JobRunner
 
 logger = logging.getLogger(__name__)
 

@@ -15,7 +15,7 @@ import click
 from rich.console import Console
 
 from shared.config import Settings
-from worker.llm_client import MISSING_KEY_HELP, OFFLINE_KEY
+from worker.llm.client import MISSING_KEY_HELP, OFFLINE_KEY
 
 OFFLINE_EXTRA_HELP = (
     "The offline model needs the `offline` extra (starlette, uvicorn), which a production "

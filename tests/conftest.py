@@ -196,7 +196,7 @@ def celery_worker(celery_app) -> Iterator[object]:
 def runner(settings):
     from shared.events import EventLog
     from shared.redis_client import redis_for
-    from worker.runner import JobRunner
+    from worker.jobs.runner import JobRunner
 
     return JobRunner(settings, events=EventLog(redis_for(settings.redis_url)))
 

@@ -11,7 +11,7 @@ from celery import Celery
 
 from shared.celery_factory import make_celery
 from shared.config import get_settings
-from worker.import_process import install_import_shutdown
+from worker.datasets.import_process import install_import_shutdown
 from worker.observability import install_observability
 
 

@@ -25,14 +25,14 @@ from prometheus_client import REGISTRY, CollectorRegistry, start_http_server
 from shared.celery_factory import settings_of
 from shared.logging_setup import configure_logging
 from shared.startup_heap import freeze_startup_objects
-from worker.llm_client import MISSING_KEY_HELP
+from worker.llm.client import MISSING_KEY_HELP
 
 logger = logging.getLogger(__name__)
 
 PORT_SPAN = 16
 # What worker/tasks.py's runners import when the first task builds them.
-TASK_MODULES = ("worker.runner", "worker.batch_coordinator", "worker.dataset_import",
-                "worker.economy", "worker.reaper")
+TASK_MODULES = ("worker.jobs.runner", "worker.batches.coordinator", "worker.datasets.import_run",
+                "worker.batches.message_batches", "worker.jobs.reaper")
 
 
 class MetricsServer:

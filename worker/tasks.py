@@ -43,15 +43,15 @@ def assemble_batch(task, batch_id: str) -> None:
 
 @shared_task(name=RUN_ECONOMY_BATCH, bind=True, **_GUARANTEED)
 def run_economy_batch(task, batch_id: str) -> None:
-    from worker.economy import EconomyBatch
+    from worker.batches.message_batches import EconomyBatch
 
     EconomyBatch(runners_for(task.app).jobs).run(batch_id)
 
 
 @shared_task(name=IMPORT_DATASET, bind=True, **_GUARANTEED)
 def import_dataset(task, dataset_id: str, version: int) -> None:
-    from worker.dataset_import import ImportSlotsBusy
-    from worker.import_process import WorkerStopping
+    from worker.datasets.import_process import WorkerStopping
+    from worker.datasets.import_run import ImportSlotsBusy
 
     runners = runners_for(task.app)
     try:
@@ -78,9 +78,9 @@ class Runners:
 
     def __post_init__(self) -> None:
         from shared.metrics import get_metrics
-        from worker.batch_coordinator import BatchCoordinator
-        from worker.dataset_import import DatasetImporter
-        from worker.runner import JobRunner
+        from worker.batches.coordinator import BatchCoordinator
+        from worker.datasets.import_run import DatasetImporter
+        from worker.jobs.runner import JobRunner
 
         events = EventLog(redis_for(self.settings.redis_url), maxlen=self.settings.events_maxlen,
                           ttl_s=self.settings.events_ttl_s)
@@ -92,7 +92,7 @@ class Runners:
             events.client, maxlen=events.maxlen, ttl_s=events.ttl_s, kind="dataset"))
 
     def reaper(self):
-        from worker.reaper import Reaper
+        from worker.jobs.reaper import Reaper
 
         return Reaper(self.settings, self.app, after_finish=[self.batches.on_job_finished])
 

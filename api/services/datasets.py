@@ -24,6 +24,8 @@ from api.schemas.datasets import DatasetCreate, DatasetPatch
 from api.sse import already_delivered, event_stream, stored_end
 from api.sse_subscribers import subscriber_callbacks
 from api.uploads import file_digest
+from engine.datasets import DatabaseSource, FileSource
+from engine.datasets.importers import importer_for
 from shared import dataset_state
 from shared.dataset_annotations import Annotations, check_annotations
 from shared.dataset_view import annotations_of, dataset_to_dict
@@ -39,8 +41,6 @@ from shared.errors import (
 from shared.models import Dataset, DatasetVersion, is_id, new_id, utcnow
 from shared.outbound import OutboundPolicy
 from shared.sealed import seal
-from worker.datasets import DatabaseSource, FileSource
-from worker.datasets.importers import importer_for
 
 logger = logging.getLogger(__name__)
 
@@ -260,7 +260,7 @@ def refresh_dataset(res: Resources, tenant_id: int, dataset_id: str) -> dict:
 
 def delete_dataset(res: Resources, tenant_id: int, dataset_id: str) -> None:
     """Delete the dataset: gone for clients at once; its files go once no queued or
-    running job pins one of its versions (``worker/dataset_versions.py``)."""
+    running job pins one of its versions (``worker/datasets/versions.py``)."""
     with res.session() as s:
         row = _owned(s, tenant_id, dataset_id, lock=True)
         row.deleted_at = utcnow()

@@ -1,7 +1,7 @@
 """The Anthropic SDK's backoff, for the retries it cannot make itself.
 
 The SDK retries a call until the response headers arrive; an ``error`` event inside a
-200 stream comes past that loop (``worker/llm_stream.py`` retries it). Its pauses are
+200 stream comes past that loop (``worker/llm/stream.py`` retries it). Its pauses are
 the SDK's own, so both kinds of retry wait alike: ``_calculate_retry_timeout`` (0.5 s
 doubling to 8 s, with jitter) has no public name.
 """

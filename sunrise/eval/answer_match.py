@@ -4,7 +4,7 @@ A gold value counts as found when the answer text states it or a chart of the
 answer holds it:
 
 - a number: a figure of the text that stands for it as a person rounds
-  (``worker.number_check.stands_for``: ``58.7k`` for 58665, ``17.4%`` for 0.1742), or
+  (``worker.answer.number_check.stands_for``: ``58.7k`` for 58665, ``17.4%`` for 0.1742), or
   a chart cell that agrees with it (``result_match.numbers_agree``);
 - a text value: the text contains it (case-insensitive, as a whole word), or a chart
   cell equals it;
@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sunrise.eval.result_match import cells_equal, is_number, normalise
-from worker.number_check import stands_for
-from worker.number_parse import find_figures
+from worker.answer.number_check import stands_for
+from worker.answer.number_parse import find_figures
 
 _ISO_DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:T00:00:00)?$")
 # Beyond this many distinct values a result is a listing; every value is still looked

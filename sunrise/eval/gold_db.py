@@ -14,11 +14,11 @@ from pathlib import Path
 
 import duckdb
 
+from engine.datasets import version_path
+from engine.sql.sandbox import SqlSandbox
 from shared.config import Settings
 from shared.errors import BadRequest
 from sunrise.eval.result_match import ResultSet
-from worker.datasets import version_path
-from worker.sql_sandbox import SqlSandbox
 
 ROW_LIMIT = 100_000
 _VERSION_FILE = re.compile(r"v(\d+)\.duckdb")
@@ -28,7 +28,7 @@ QUERY_TIMEOUT_S = 60.0
 def gold_database(settings: Settings, dataset_id: str | None,
                   override: str | None = None) -> Path:
     """The DuckDB file gold SQL runs against: ``override`` when given; for a dataset, its
-    newest built version under ``SUNRISE_DATA_DIR`` (``worker/datasets`` layout); else
+    newest built version under ``SUNRISE_DATA_DIR`` (``engine/datasets`` layout); else
     the deployment's built-in dataset (the sample unless ``SUNRISE_DUCKDB_PATH`` says
     otherwise). Raises BadRequest for a dataset with no version file here."""
     if override:

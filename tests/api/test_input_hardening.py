@@ -96,7 +96,7 @@ def test_history_sent_to_the_model_stays_within_its_token_budget(settings):
     from shared.db import session_scope
     from shared.keys import get_or_create_tenant
     from shared.models import Conversation, Message, new_id
-    from worker.history import estimate_tokens, load_history
+    from worker.jobs.history import estimate_tokens, load_history
 
     with session_scope(settings.database_url) as s:
         tenant = get_or_create_tenant(s, "history-budget")

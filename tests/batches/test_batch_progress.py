@@ -14,7 +14,7 @@ from shared.events import EventLog
 from shared.keys import tenant_for_key
 from shared.models import Job, utcnow
 from shared.redis_client import redis_for
-from worker.batch_coordinator import BatchCoordinator
+from worker.batches.coordinator import BatchCoordinator
 
 HOLD_S = 1.5
 

@@ -14,8 +14,8 @@ from shared.keys import tenant_for_key
 from shared.models import Batch, Job, utcnow
 from shared.outbound import endpoint_of
 from shared.webhooks import SIGNATURE_HEADER, TIMESTAMP_HEADER, verify
-from worker.batch_coordinator import BatchCoordinator
-from worker.batch_webhook import deliver_webhook
+from worker.batches.coordinator import BatchCoordinator
+from worker.batches.webhook import deliver_webhook
 
 
 @contextlib.contextmanager

@@ -275,7 +275,7 @@ def test_every_bench_module_exposes_run(name):
 def test_naive_configuration_knobs_render_the_same_result_differently():
     """The settings the token bench switches (tool_result_format / _max_rows) render a
     result differently; the shipped values give the shipped text."""
-    from worker.query_result import ColumnSummary, QueryResult
+    from engine.sql.query_result import ColumnSummary, QueryResult
     from worker.tools.sql_result_text import format_result, result_text
 
     rows = [(f"c{i}", i) for i in range(30)]

@@ -17,15 +17,15 @@ import pytest
 import sqlalchemy as sa
 
 from bench import scratch_mariadb as mariadb
-from shared.outbound import OutboundPolicy
-from tests.utils import postgres
-from worker.datasets import (
+from engine.datasets import (
     BuiltVersion,
     DatabaseSource,
     FileSource,
     ImportProgress,
     build_version,
 )
+from shared.outbound import OutboundPolicy
+from tests.utils import postgres
 
 
 @pytest.fixture

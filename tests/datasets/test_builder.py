@@ -16,13 +16,13 @@ import duckdb
 import pytest
 
 from api.problems import http_status
+from engine.datasets import FileSource, build_version, remove_stale_builds, version_path
+from engine.datasets import target as target_module
+from engine.sql.sandbox import SqlSandbox
 from shared.config import PROJECT_ROOT
 from shared.errors import Conflict, MalformedSource, SourceTooLarge
 from tests.datasets.conftest import files_under, query
 from tests.utils.sql_text import run_shown
-from worker.datasets import FileSource, build_version, remove_stale_builds, version_path
-from worker.datasets import target as target_module
-from worker.sql_sandbox import SqlSandbox
 
 
 def _files(folder: Path) -> list[str]:
@@ -129,7 +129,7 @@ def test_an_import_stopped_by_its_caller_leaves_nothing(tmp_path, data_dir, rais
 
 _CHILD = textwrap.dedent("""
     import sys, time
-    from worker.datasets import FileSource, build_version
+    from engine.datasets import FileSource, build_version
 
     def hold(progress):
         print("importing", flush=True)

@@ -7,11 +7,11 @@ import datetime as dt
 
 import pytest
 
+from engine.datasets import version_path
 from shared.errors import JobFailure
 from tests.utils.datasets import upload, wait_imported
-from worker.data_source import TenantDatasets
-from worker.datasets import version_path
-from worker.job_store import ClaimedJob
+from worker.jobs.data_source import TenantDatasets
+from worker.jobs.store import ClaimedJob
 
 pytestmark = pytest.mark.usefixtures("celery_worker")
 

@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
+from engine.datasets import version_path
 from shared.db import session_scope
 from shared.models import Dataset
 from tests.datasets.conftest import PASSWORD
 from tests.utils.datasets import upload, wait_imported
 from tests.utils.held_jobs import HeldJobs
 from tests.utils.waiting import wait_for_status
-from worker.dataset_versions import retire_versions
-from worker.datasets import version_path
+from worker.datasets.versions import retire_versions
 
 pytestmark = pytest.mark.usefixtures("celery_worker", "fake_llm")
 

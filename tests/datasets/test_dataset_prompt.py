@@ -10,10 +10,7 @@ import shutil
 import duckdb
 import pytest
 
-from shared.errors import ValidationFailed
-from sunrise.fake_llm.schema_prompt import parse_schema
-from worker.dataset_prompt import LOOKUP, build_dataset_prompt
-from worker.datasets import (
+from engine.datasets import (
     Annotations,
     ColumnProfile,
     TableProfile,
@@ -22,9 +19,12 @@ from worker.datasets import (
     describe_tables,
     profile_tables,
 )
-from worker.history import estimate_tokens
-from worker.sql_sandbox import SqlSandbox
-from worker.system_prompt import build_system_prompt
+from engine.sql.sandbox import SqlSandbox
+from shared.errors import ValidationFailed
+from sunrise.fake_llm.schema_prompt import parse_schema
+from worker.agent.system_prompt import build_system_prompt
+from worker.datasets.prompt import LOOKUP, build_dataset_prompt
+from worker.jobs.history import estimate_tokens
 
 TODAY = dt.date(2026, 3, 7)
 CARRIERS = ["9E", "AA", "AS", "B6", "DL", "EV", "F9", "FL", "HA", "MQ", "OO", "UA", "US", "VX",

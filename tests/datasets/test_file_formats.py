@@ -11,9 +11,9 @@ import openpyxl
 import pytest
 
 from api.problems import http_status
+from engine.datasets import FileSource
 from shared.errors import EmptySource, MalformedSource, UnsupportedSource
 from tests.datasets.conftest import column_types, query
-from worker.datasets import FileSource
 
 
 def _duckdb_file(path: Path, *statements: str) -> Path:

@@ -20,6 +20,8 @@ import duckdb
 import openpyxl
 import pytest
 
+from engine.datasets import FileSource
+from engine.datasets.limits import ImportLimits
 from shared.errors import (
     MalformedSource,
     SheetTooLarge,
@@ -28,14 +30,12 @@ from shared.errors import (
     TooManyRows,
 )
 from tests.datasets.conftest import files_under, query
-from worker.datasets import FileSource
-from worker.datasets.limits import ImportLimits
 
 CHILD_ADDRESS_SPACE = 3 * 2**30
 _CHILD = """
 import json, sys
-from worker.datasets import FileSource, build_version
-from worker.datasets.limits import ImportLimits
+from engine.datasets import FileSource, build_version
+from engine.datasets.limits import ImportLimits
 paths, data_dir, limits = json.loads(sys.argv[1])
 kwargs = {"limits": ImportLimits(**limits)} if limits else {}
 try:

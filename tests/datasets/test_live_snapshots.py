@@ -15,10 +15,10 @@ from urllib.parse import quote
 
 import pytest
 
+from engine.datasets import DatabaseSource
 from shared.errors import EmptySource, MissingTables, SourceUnreachable, UnsupportedSource
 from tests.datasets.conftest import EXPECTED_TYPES, PASSWORD, ROWS, SCRATCH, column_types, query
 from tests.utils import postgres
-from worker.datasets import DatabaseSource
 
 
 def test_a_snapshot_maps_types_explicitly_and_keeps_values(server, build):

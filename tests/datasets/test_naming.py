@@ -4,7 +4,7 @@ from __future__ import annotations
 import duckdb
 import pytest
 
-from worker.datasets.naming import MAX_LENGTH, NameBook, sanitise
+from engine.datasets.naming import MAX_LENGTH, NameBook, sanitise
 
 
 @pytest.mark.parametrize("raw, safe", [

@@ -6,8 +6,8 @@ import json
 import duckdb
 import pytest
 
-from worker.datasets import TableProfile, profile_tables
-from worker.datasets.profile import LOW_CARDINALITY, TOP_VALUES
+from engine.datasets import TableProfile, profile_tables
+from engine.datasets.profile import LOW_CARDINALITY, TOP_VALUES
 
 
 @pytest.fixture

@@ -10,11 +10,11 @@ import socket
 import pytest
 from sqlalchemy.engine import make_url
 
+from engine.datasets import DatabaseSource
+from engine.datasets.importers.live_connection import unreachable_message
 from shared.errors import SourceRefused, SourceUnreachable
 from shared.outbound import endpoint_of
 from tests.utils.hostile_servers import garbage_server, rogue_mysql, silent_server
-from worker.datasets import DatabaseSource
-from worker.datasets.importers.live_connection import unreachable_message
 
 
 def _app_db(base_settings) -> tuple[str, int, str]:
@@ -133,7 +133,7 @@ def test_a_short_password_masks_the_url_field_only(build):
 
 def test_the_worker_applies_the_policy_of_its_settings_to_a_stored_url(base_settings, build):
     from shared.sealed import seal
-    from worker.dataset_import import DatasetImporter
+    from worker.datasets.import_run import DatasetImporter
 
     host, port, name = _app_db(base_settings)
     stored = seal(base_settings.secret_keys, f"mysql://root@{host}:{port}/{name}")

@@ -187,7 +187,7 @@ def test_which_questions_ask_for_one_row(question, sql):
 
     from sunrise.fake_llm.question_sql import plan_query
     from sunrise.fake_llm.schema_prompt import parse_schema
-    from worker.system_prompt import build_system_prompt
+    from worker.agent.system_prompt import build_system_prompt
 
     prompt = build_system_prompt([("flights", [("carrier", "VARCHAR"), ("origin", "VARCHAR"),
                                                ("dep_delay", "DOUBLE")])], dt.date(2026, 1, 1))

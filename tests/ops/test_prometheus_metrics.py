@@ -38,7 +38,7 @@ def scrape(client) -> dict[tuple[str, tuple], float]:
 
 def test_one_job_moves_the_counters_by_what_the_database_records(settings, fake_llm):
     from shared.events import EventLog
-    from worker.runner import JobRunner
+    from worker.jobs.runner import JobRunner
 
     registry = CollectorRegistry()
     metrics = Metrics(registry)
@@ -81,7 +81,7 @@ def test_one_job_moves_the_counters_by_what_the_database_records(settings, fake_
 
 
 def test_failed_jobs_count_by_error_code(settings, fake_llm):
-    from worker.runner import JobRunner
+    from worker.jobs.runner import JobRunner
 
     registry = CollectorRegistry()
     runner = JobRunner(settings, metrics=Metrics(registry))

@@ -10,7 +10,7 @@ import json
 from shared.events import EventLog
 from shared.redis_client import redis_for
 from tests.utils.job_checks import terminal_events
-from worker.runner import JobRunner
+from worker.jobs.runner import JobRunner
 
 RUNAWAY = "SELECT count(*) FROM flights a, flights b, flights c"
 

@@ -13,9 +13,9 @@ from shared.db import session_scope
 from shared.models import Dataset, utcnow
 from shared.redis_client import redis_for
 from tests.utils.datasets import upload
-from worker.dataset_import import DatasetImporter
-from worker.job_events import NullSink
-from worker.reaper import Reaper
+from worker.datasets.import_run import DatasetImporter
+from worker.jobs.events import NullSink
+from worker.jobs.reaper import Reaper
 
 
 def _set(settings, dataset_id: str, **values) -> None:

@@ -23,9 +23,9 @@ from tests.utils.datasets import upload, wait_imported
 from tests.utils.hostile_files import corner_to_corner_xlsx
 from tests.utils.job_checks import all_in, jobs_by_status
 from tests.utils.waiting import wait_until
-from worker.dataset_import import DatasetImporter
-from worker.job_events import NullSink
-from worker.reaper import Reaper
+from worker.datasets.import_run import DatasetImporter
+from worker.jobs.events import NullSink
+from worker.jobs.reaper import Reaper
 
 pytestmark = pytest.mark.fault
 
@@ -137,7 +137,7 @@ def test_each_claim_counts_an_attempt(client, auth, settings):
 
 def test_imports_beyond_the_cap_wait_unclaimed_instead_of_taking_a_thread(client, auth,
                                                                            settings, big_csv):
-    from worker.dataset_import import ImportSlotsBusy
+    from worker.datasets.import_run import ImportSlotsBusy
 
     importer = DatasetImporter(settings.model_copy(update={"import_concurrency": 1}),
                                NullSink())

@@ -13,7 +13,7 @@ from shared.events import EventLog
 from shared.redis_client import redis_for
 from tests.utils.job_checks import assert_answered_once, terminal_events
 from tests.utils.waiting import wait_until
-from worker.runner import JobRunner
+from worker.jobs.runner import JobRunner
 
 pytestmark = pytest.mark.fault
 

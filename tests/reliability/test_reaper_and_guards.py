@@ -17,9 +17,9 @@ from shared.job_view import job_to_dict
 from shared.models import Job, LlmCall, Message, utcnow
 from shared.redis_client import redis_for
 from tests.utils.job_checks import assert_answered_once, terminal_events
-from worker.job_store import JobEnding, JobStore, UnwrittenTrace, call_row
-from worker.reaper import Reaper
-from worker.runner import JobRunner
+from worker.jobs.reaper import Reaper
+from worker.jobs.runner import JobRunner
+from worker.jobs.store import JobEnding, JobStore, UnwrittenTrace, call_row
 
 
 @pytest.fixture

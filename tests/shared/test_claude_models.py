@@ -12,7 +12,7 @@ import pytest
 from shared.claude_models import SOURCES, TABLE, price_for, rules_for
 from shared.config import Settings
 from shared.usage_figures import price_call
-from worker.llm_request import max_tokens_for, plan_thinking
+from worker.llm.request import max_tokens_for, plan_thinking
 
 # In the SDK's list, but on no price list we read (see the report of issue 13).
 UNPRICED = {"claude-fable-5-2", "claude-mythos-5-2", "claude-mythos-preview"}

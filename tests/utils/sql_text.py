@@ -5,8 +5,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from worker.query_result import QueryResult
-from worker.sql_sandbox import SqlSandbox
+from engine.sql.query_result import QueryResult
+from engine.sql.sandbox import SqlSandbox
 from worker.tools.sql_result_text import result_text
 
 

@@ -12,9 +12,9 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from engine.sql.executor import DuckDbExecutor
+from engine.sql.sandbox import SqlSandbox
 from sunrise.sample_data import build_sample_db
-from worker.sql_executor import DuckDbExecutor
-from worker.sql_sandbox import SqlSandbox
 
 TINY_ROWS = 40
 

@@ -71,8 +71,8 @@ def test_a_new_day_or_a_schema_change_changes_the_prompt(settings, tmp_path):
 
     import duckdb
 
-    from worker.data_source import BuiltInDataset
-    from worker.sql_sandbox import SqlSandbox
+    from engine.sql.sandbox import SqlSandbox
+    from worker.jobs.data_source import BuiltInDataset
 
     day1 = BuiltInDataset(settings, today=lambda: dt.date(2026, 1, 1)).system_prompt()
     day1_again = BuiltInDataset(settings, today=lambda: dt.date(2026, 1, 1)).system_prompt()
@@ -105,7 +105,7 @@ def test_history_is_role_and_final_text_only(runner, settings, fake_llm):
 
 
 def test_history_is_capped_by_config(settings, fake_llm):
-    from worker.runner import JobRunner
+    from worker.jobs.runner import JobRunner
 
     capped = JobRunner(settings.model_copy(update={"history_turns": 1}))
     conversation = None
@@ -150,7 +150,7 @@ def test_pause_turn_is_sent_back_and_the_loop_continues(runner, settings, fake_l
 
 
 def test_round_limit_fails_the_job_with_tool_round_limit(settings, fake_llm):
-    from worker.runner import JobRunner
+    from worker.jobs.runner import JobRunner
 
     limited = JobRunner(settings.model_copy(update={"max_tool_rounds": 2}))
     scenario = fake_llm.scenario("forever", [

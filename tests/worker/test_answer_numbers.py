@@ -13,7 +13,7 @@ from shared.events import EventLog
 from shared.metrics import Metrics
 from shared.redis_client import redis_for
 from tests.utils.jobs import create_job, job_view, marker
-from worker.runner import JobRunner
+from worker.jobs.runner import JobRunner
 
 BY_CARRIER = "SELECT carrier, count(*) AS flights FROM flights GROUP BY 1 ORDER BY 2 DESC"
 
@@ -80,12 +80,12 @@ def test_figures_from_the_question_and_the_sql_are_supported(settings, fake_llm)
 
 
 def test_a_failing_check_never_costs_the_answer(settings, fake_llm, monkeypatch):
-    import worker.turn
+    import worker.agent.turn
 
     def broken(*_args):
         raise RuntimeError("a bug in the check")
 
-    monkeypatch.setattr(worker.turn, "check_numbers", broken)
+    monkeypatch.setattr(worker.agent.turn, "check_numbers", broken)
     job_id, _ = create_job(settings, f"How many flights did each carrier fly? {marker()}")
     assert JobRunner(settings).run(job_id) == "succeeded"
     result = job_view(settings, job_id)["result"]

@@ -6,7 +6,7 @@ import logging
 import pytest
 import vl_convert as vlc
 
-from worker.charts import VEGA_LITE_SCHEMA, BoundCharts, ChartSpec, bind_charts, json_safe
+from worker.answer.charts import VEGA_LITE_SCHEMA, BoundCharts, ChartSpec, bind_charts, json_safe
 
 CARRIERS = "SELECT carrier, count(*) AS flights, avg(dep_delay) AS avg_delay FROM flights GROUP BY 1 ORDER BY 2 DESC"
 MONTHLY = ("SELECT date_trunc('month', time_hour)::DATE AS month, origin, count(*) AS flights, "
@@ -116,7 +116,7 @@ def test_table_has_data_but_no_vega_lite(results):
     (None, "malformed"),
 ])
 def test_bad_charts_are_dropped_with_a_warning(results, raw, reason, caplog):
-    with caplog.at_level(logging.WARNING, logger="worker.charts"):
+    with caplog.at_level(logging.WARNING, logger="worker.answer.charts"):
         bound = bind_charts([raw], results, "See {{chart:0}}.")
     assert bound.charts == []
     assert bound.answer_text == "See."

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from worker.extract_answer import (
+from worker.answer.extraction import (
     TRUNCATED_ANSWER,
     ExtractedAnswer,
     extract_answer,
@@ -34,7 +34,7 @@ def test_direct_without_charts():
 @pytest.mark.parametrize("fence", ["```json", "```JSON", "```", "``` json"])
 def test_fenced_anywhere_with_prose_stripped(fence, caplog):
     text = f"Here is the answer:\n{fence}\n{json.dumps(ANSWER, indent=2)}\n```\nHope that helps!"
-    with caplog.at_level(logging.WARNING, logger="worker.extract_answer"):
+    with caplog.at_level(logging.WARNING, logger="worker.answer.extraction"):
         result = extract_answer(text)
     assert result.parse_path == "fenced"
     assert (result.answer_text, result.charts) == (ANSWER["answerText"], [CHART])
@@ -49,7 +49,7 @@ def test_fence_with_other_content_is_skipped_for_a_later_one():
 
 def test_anchored_after_leading_prose(caplog):
     text = "Perfect! Now let me summarise the results:\n" + json.dumps(ANSWER) + "\nLet me know {if} more."
-    with caplog.at_level(logging.WARNING, logger="worker.extract_answer"):
+    with caplog.at_level(logging.WARNING, logger="worker.answer.extraction"):
         result = extract_answer(text)
     assert result.parse_path == "anchored"
     assert (result.answer_text, result.charts) == (ANSWER["answerText"], [CHART])
@@ -65,7 +65,7 @@ def test_anchored_skips_an_unparseable_first_anchor():
 
 def test_long_prose_is_logged_truncated(caplog):
     prose = "x" * 1000
-    with caplog.at_level(logging.WARNING, logger="worker.extract_answer"):
+    with caplog.at_level(logging.WARNING, logger="worker.answer.extraction"):
         result = extract_answer(prose + json.dumps(ANSWER))
     assert result.stripped_prose == [prose]
     message = next(r.getMessage() for r in caplog.records if "stripped prose" in r.getMessage())

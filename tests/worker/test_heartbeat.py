@@ -8,7 +8,7 @@ from sqlalchemy import update
 from shared.db import session_factory, session_scope
 from shared.models import Job
 from tests.utils.jobs import create_job
-from worker.heartbeat import Heartbeats
+from worker.jobs.heartbeat import Heartbeats
 
 OLD = dt.datetime(2020, 1, 1)
 

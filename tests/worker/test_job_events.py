@@ -14,9 +14,9 @@ import redis
 from shared.events import EventLog
 from shared.redis_client import redis_for
 from tests.utils.jobs import create_job
-from worker.answer_stream import AnswerStreamer
-from worker.job_events import BatchingSink, BestEffortSink, job_sink
-from worker.runner import JobRunner
+from worker.agent.answer_stream import AnswerStreamer
+from worker.jobs.events import BatchingSink, BestEffortSink, job_sink
+from worker.jobs.runner import JobRunner
 
 
 def test_held_events_travel_with_the_next_event_that_matters(redis_url):
@@ -148,7 +148,7 @@ def test_a_failed_publish_is_logged_not_raised():
     records: list[logging.LogRecord] = []
     handler = logging.Handler()
     handler.emit = records.append
-    logger = logging.getLogger("worker.job_events")
+    logger = logging.getLogger("worker.jobs.events")
     was = logger.disabled, logger.level
     logger.addHandler(handler)
     logger.disabled, logger.level = False, logging.WARNING

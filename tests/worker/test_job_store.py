@@ -20,10 +20,10 @@ from shared.redis_client import redis_for
 from shared.text_limits import TEXT_COLUMN_CHARS
 from shared.usage_figures import CALL_FIELDS, CallUsage
 from tests.utils.jobs import create_job, llm_calls, tool_calls
-from worker.job_events import job_sink
-from worker.job_hooks import JobHooks
-from worker.job_store import JobEnding, JobStore, UnwrittenTrace, call_row, tool_row
-from worker.runner import JobRunner
+from worker.jobs.events import job_sink
+from worker.jobs.hooks import JobHooks
+from worker.jobs.runner import JobRunner
+from worker.jobs.store import JobEnding, JobStore, UnwrittenTrace, call_row, tool_row
 from worker.tools import ToolRun
 
 
@@ -105,7 +105,7 @@ def test_the_finished_row_built_without_a_read_is_the_row_stored(settings, fake_
 _FIRST_ROW_IN_A_FRESH_PROCESS = """
 import datetime as dt
 from shared.job_view import job_to_dict
-from worker.job_store import ClaimedJob, finished_row
+from worker.jobs.store import ClaimedJob, finished_row
 now = dt.datetime(2026, 12, 1)
 job = ClaimedJob("j", 1, "c", "q", "m", 1, created_at=now, started_at=now)
 row = finished_row(job, {"status": "succeeded", "answer_text": "a", "finished_at": now})

@@ -2,7 +2,7 @@
 when asked; a streamed call sends what the SDK's `create` sends."""
 from __future__ import annotations
 
-from worker.llm_client import make_client
+from worker.llm.client import make_client
 
 
 def test_one_client_per_configuration_without_sdk_spans_by_default(settings):
@@ -19,8 +19,8 @@ def test_tracing_hands_the_option_to_the_sdk(settings, monkeypatch):
 
 
 def test_a_runner_hands_its_jobs_the_pooled_clients_in_turn(settings):
-    from worker.llm_client import CLIENT_POOLS
-    from worker.runner import JobRunner
+    from worker.jobs.runner import JobRunner
+    from worker.llm.client import CLIENT_POOLS
 
     runner = JobRunner(settings)
     clients = [runner.client_for_job() for _ in range(2 * CLIENT_POOLS)]
@@ -48,8 +48,8 @@ def _sdk_twin(client):
 
 
 def test_a_streamed_call_sends_what_create_sends(settings, fake_llm):
-    from worker.llm_request import request_params
-    from worker.llm_stream import stream_message
+    from worker.llm.request import request_params
+    from worker.llm.stream import stream_message
 
     client = make_client(settings)
     params = request_params(settings, settings.model, system=[{"type": "text", "text": "S"}],
@@ -65,8 +65,8 @@ def test_a_streamed_call_sends_what_create_sends(settings, fake_llm):
 
 def test_a_broken_stream_is_retried_after_the_sdks_own_pauses(settings, fake_llm):
     """0.5 s doubling (capped at 8 s), less up to a quarter of jitter: the SDK's backoff."""
-    from worker.llm_request import request_params
-    from worker.llm_stream import stream_message
+    from worker.llm.request import request_params
+    from worker.llm.stream import stream_message
 
     fake_llm.fault("stream_error", count=2)
     params = request_params(settings, settings.model, system=[{"type": "text", "text": "S"}],

@@ -1,4 +1,4 @@
-"""The lean stream reader (worker/message_events.py) against the SDK's own stream.
+"""The lean stream reader (worker/llm/message_events.py) against the SDK's own stream.
 
 Every recorded real-API stream in ../shared/testdata/anthropic-sdk-fixtures/ and the
 offline model's streams (text, thinking with signatures, tool calls) are
@@ -12,8 +12,8 @@ import anthropic
 import pytest
 
 from tests.utils.recorded_streams import FIXTURE_FILES, FIXTURES, replaying
-from worker.llm_stream import stream_message
-from worker.message_events import MessageBuilder, read_message, sse_events
+from worker.llm.message_events import MessageBuilder, read_message, sse_events
+from worker.llm.stream import stream_message
 
 MODEL = "claude-sonnet-5-5"
 REQUEST = {"model": MODEL, "max_tokens": 256, "messages": [{"role": "user", "content": "hi"}]}

@@ -5,8 +5,8 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from worker.number_check import Evidence, check_numbers, evidence_from
-from worker.query_result import ColumnSummary
+from engine.sql.query_result import ColumnSummary
+from worker.answer.number_check import Evidence, check_numbers, evidence_from
 from worker.tools.sql_result_text import format_result
 
 CARRIERS = format_result(
@@ -133,7 +133,7 @@ def test_sql_literals_count_but_column_positions_and_round_digits_do_not():
 
 
 def test_years_the_data_spans_are_supported_only_as_years(tiny_sandbox):
-    from worker.data_years import data_years
+    from worker.answer.data_years import data_years
 
     years = data_years(tiny_sandbox)
     assert years == {2024}  # sales.sold_on and sold_at span January-February 2024

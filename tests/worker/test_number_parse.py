@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from worker.number_parse import find_figures, parse_plain_number
+from worker.answer.number_parse import find_figures, parse_plain_number
 
 
 def one(text: str):

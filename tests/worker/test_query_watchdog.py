@@ -9,7 +9,7 @@ import time
 import duckdb
 import pytest
 
-from worker.query_watchdog import REINTERRUPT_S, QueryWatchdog
+from engine.sql.watchdog import REINTERRUPT_S, QueryWatchdog
 
 RUNAWAY = "SELECT count(*) FROM range(100000000) a, range(100000000) b"
 

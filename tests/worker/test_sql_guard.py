@@ -5,7 +5,7 @@ import json
 import duckdb
 import pytest
 
-from worker.sql_guard import SqlRefused, check_single_read_statement, parse_tree
+from engine.sql.guard import SqlRefused, check_single_read_statement, parse_tree
 
 
 @pytest.mark.parametrize("sql", [

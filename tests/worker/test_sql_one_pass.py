@@ -13,10 +13,10 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from worker import sql_executor
-from worker.sql_executor import DuckDbExecutor
-from worker.sql_sandbox import SqlSandbox
-from worker.sql_shape import repeats_cheaply
+from engine.sql import executor as sql_executor
+from engine.sql.executor import DuckDbExecutor
+from engine.sql.sandbox import SqlSandbox
+from engine.sql.shape import repeats_cheaply
 from worker.tools.sql_result_text import result_text
 
 CHART_ROWS = 200

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from worker.result_sql import BoundedQuery
-from worker.sql_plans import StatementPlan, StatementPlans
+from engine.sql.plans import StatementPlan, StatementPlans
+from engine.sql.result_sql import BoundedQuery
 from worker.tools.sql_result_text import result_text
 
 

@@ -13,8 +13,8 @@ import threading
 
 import duckdb
 
-from worker.child_process import MEMORY_EXIT, describe_exit, ran_out_of_memory
-from worker.sql_sandbox import SqlSandbox
+from engine.child_process import MEMORY_EXIT, describe_exit, ran_out_of_memory
+from engine.sql.sandbox import SqlSandbox
 
 _PROJECT_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -25,7 +25,7 @@ def test_queries_run_under_gevent_monkey_patching(tmp_path):
     script = textwrap.dedent(f"""
         from gevent import monkey
         monkey.patch_all()
-        from worker.sql_sandbox import SqlSandbox
+        from engine.sql.sandbox import SqlSandbox
         sandbox = SqlSandbox({str(path)!r}, processes=1)
         for _ in range(3):
             result = sandbox.run("SELECT sum(a) FROM t")

@@ -6,8 +6,8 @@ import decimal
 import duckdb
 import pytest
 
-from worker.query_result import MAX_CELL_CHARS, ColumnSummary
-from worker.result_sql import read_summary, summary_candidates, summary_sql
+from engine.sql.query_result import MAX_CELL_CHARS, ColumnSummary
+from engine.sql.result_sql import read_summary, summary_candidates, summary_sql
 from worker.tools.sql_result_text import format_error, format_result, format_value
 
 

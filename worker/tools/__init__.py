@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from worker.query_result import QueryResult
+from engine.sql.query_result import QueryResult
 from worker.tools.base import Tool, ToolContext, ToolRun
 from worker.tools.execute_sql import SqlTool
 

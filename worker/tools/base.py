@@ -13,11 +13,11 @@ import json
 from collections.abc import Callable
 from typing import Any, ClassVar
 
+from engine.sql.query_result import QueryResult
+from engine.sql.sandbox import SqlSandbox
 from shared.config import Settings
 from shared.usage_figures import JobFigures
-from worker.number_check import Evidence
-from worker.query_result import QueryResult
-from worker.sql_sandbox import SqlSandbox
+from worker.answer.number_check import Evidence
 
 
 @dataclasses.dataclass(frozen=True)

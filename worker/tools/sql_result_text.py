@@ -1,5 +1,5 @@
 """The text an ``execute_sql`` result carries back to the model, rendered from the data
-the SQL sandbox returned (``worker/query_result.py``).
+the SQL sandbox returned (``engine/sql/query_result.py``).
 
 Format (CSV, one header row, never JSON -- it is re-sent on every later call)::
 
@@ -14,7 +14,7 @@ Format (CSV, one header row, never JSON -- it is re-sent on every later call)::
 
 Up to ``SHOWN_ROWS`` rows are listed in full and nothing else follows. Above
 that, the first 25 rows are followed by a summary computed by DuckDB over the
-whole result (see ``worker/result_sql.py``), so the model never has to add up a
+whole result (see ``engine/sql/result_sql.py``), so the model never has to add up a
 truncated column. A column is summarised when more than half of all its values
 are numeric; names ending in ``_id``, ``_pk`` or ``_code`` are skipped because
 their sums mean nothing. When no column qualifies only the ``summary over all
@@ -48,7 +48,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from worker.query_result import MAX_CELL_CHARS, SHOWN_ROWS, ColumnSummary, QueryResult
+from engine.sql.query_result import MAX_CELL_CHARS, SHOWN_ROWS, ColumnSummary, QueryResult
 
 # About 8,000 tokens: the header and rows of one result; the summary follows.
 TEXT_BUDGET_CHARS = 30_000

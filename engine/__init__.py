@@ -1,0 +1,4 @@
+"""Libraries both rooms use, knowing nothing of HTTP or Celery: the SQL sandbox
+(``engine.sql``), the import engine (``engine.datasets``) and the limited helper process
+they both run their work in (``engine.child_process``). ``api`` and ``worker`` import
+from here; nothing here imports them."""

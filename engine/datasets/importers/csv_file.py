@@ -1,0 +1,200 @@
+"""CSV and TSV files (optionally .gz/.zst compressed), read by DuckDB's own ``read_csv``.
+
+DuckDB sniffs the dialect, the header and each column's type, with ``NA``, ``NULL``
+and empty cells read as NULL, so a numeric column with missing values stays numeric.
+The file's first line is the header or the first row (``skip=0``): DuckDB would
+otherwise skip leading lines it finds inconsistent, silently losing rows.
+
+Rows DuckDB cannot read are collected (``store_rejects``) rather than aborting the
+read, so that the import can tell what went wrong and where:
+
+- a structural fault (a ragged row, an unterminated quote) fails the import with
+  the file and line;
+- text that is not UTF-8 is read again as Latin-1 (what spreadsheet exports on
+  Windows usually are);
+- a value that does not fit the type sniffed from a sample (a "n/a" far down an
+  integer column) makes DuckDB sniff the whole file, and if a column still does not
+  fit, that column is read as text.
+
+The import's limits hold while reading: a compressed file is decompressed within the
+byte cap first (``plain_copy``), the header's columns are counted before any row is
+read, and the read stops one row past the rows the import has left.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import duckdb
+
+from engine.datasets.importers.base import NULL_STRINGS, Importer, file_stem, matching_suffix
+from engine.datasets.importers.plain_copy import plain_copy
+from engine.datasets.naming import quote_ident, sql_literal
+from engine.datasets.sources import FileSource
+from engine.datasets.target import ImportTarget
+from shared.errors import EmptySource, MalformedSource
+
+logger = logging.getLogger(__name__)
+
+_TEXT = (".csv", ".tsv", ".tab", ".txt")
+_COMPRESSED = tuple(ext + comp for ext in _TEXT for comp in (".gz", ".zst"))
+_REJECTS_KEPT = 100
+_BLANK_PROBE_BYTES = 1 << 16
+_HEADER_PROBE_BYTES = 1 << 22
+_DELIMITERS = (b",", b";", b"\t", b"|")
+
+
+@dataclass(frozen=True)
+class _Reject:
+    line: int
+    byte_position: int | None
+    column: str | None
+    error_type: str
+    message: str
+
+
+class CsvImporter(Importer):
+    kind = "csv"
+    extensions = _TEXT + _COMPRESSED
+
+    def load(self, source: FileSource, target: ImportTarget) -> None:
+        """One table named after the file. Raises ``EmptySource``, ``MalformedSource`` or
+        ``SourceTooLarge`` and its kinds (past the import's limits)."""
+        with plain_copy(source, target) as path:
+            self._load(FileSource(path, source.name), target)
+
+    def _load(self, source: FileSource, target: ImportTarget) -> None:
+        _refuse_blank(source)
+        table = target.table_name(file_stem(source.name))
+        options: dict = {"nullstr": NULL_STRINGS, "skip": 0}
+        if matching_suffix(source.name, (".tsv", ".tab", ".tsv.gz", ".tab.gz",
+                                         ".tsv.zst", ".tab.zst")):
+            options["delim"] = "\t"
+        as_text: dict[str, str] = {}
+        _check_header(source, target, options)
+        while True:
+            rejects = self._read(source, target, table, {**options, **_types(as_text)})
+            if not rejects:
+                break
+            target.drop_table(table)
+            first = rejects[0]
+            if "ENCODING" in first.error_type and "encoding" not in options:
+                logger.info("%s is not UTF-8; reading it as Latin-1", source.name)
+                options["encoding"] = "latin-1"
+                continue
+            structural = [r for r in rejects if r.error_type != "CAST"]
+            if structural:
+                raise _malformed(source, structural[0])
+            if "sample_size" not in options:
+                options["sample_size"] = -1
+                continue
+            new = {r.column for r in rejects if r.column and r.column not in as_text}
+            if not new:
+                raise _malformed(source, first)
+            logger.info("%s: reading columns %s as text (%s)", source.name, sorted(new),
+                        first.message)
+            as_text.update(dict.fromkeys(new, "VARCHAR"))
+        target.finish_table(table, source.name)
+
+    def _read(self, source: FileSource, target: ImportTarget, table: str,
+              options: dict) -> list[_Reject]:
+        """CREATE the table from the file; the rows DuckDB rejected, first line first."""
+        suffix = f"{table}_{len(target.tables)}"
+        rejects, scans = f"sunrise_rejects_{suffix}", f"sunrise_reject_scans_{suffix}"
+        args = ", ".join([sql_literal(str(source.path)), *_render(options),
+                          "store_rejects = true", f"rejects_table = {sql_literal(rejects)}",
+                          f"rejects_scan = {sql_literal(scans)}",
+                          f"rejects_limit = {_REJECTS_KEPT}"])
+        con = target.con
+        # One row past what the import may still hold: enough to tell, and DuckDB stops there.
+        limit = target.budget.rows_left + 1
+        with target.watch(table):
+            con.execute(f"CREATE TABLE {quote_ident(table)} AS SELECT * FROM read_csv({args}) "
+                        f"LIMIT {limit}")
+        try:
+            rows = con.execute(
+                "SELECT line, line_byte_position, column_name, CAST(error_type AS VARCHAR), "
+                f"error_message FROM {quote_ident(rejects)} ORDER BY line LIMIT {_REJECTS_KEPT}"
+            ).fetchall()
+        finally:
+            con.execute(f"DROP TABLE IF EXISTS {quote_ident(rejects)}")
+            con.execute(f"DROP TABLE IF EXISTS {quote_ident(scans)}")
+        return [_Reject(int(line), pos, column, kind, message)
+                for line, pos, column, kind, message in rows]
+
+
+def _check_header(source: FileSource, target: ImportTarget, options: dict) -> None:
+    """Count the header's columns before any row is read: first on its first line (DuckDB's
+    sniffer itself takes gigabytes for 20,000 columns), then as DuckDB sniffs them."""
+    target.limits.check_columns(_first_line_width(source, options.get("delim")), source.name)
+    args = ", ".join([sql_literal(str(source.path)), *_render(options)])
+    try:
+        columns = target.con.execute(f"DESCRIBE SELECT * FROM read_csv({args})").fetchall()
+    except duckdb.Error:  # the read says what is wrong, and finish_table counts then
+        return
+    target.limits.check_columns(len(columns), source.name)
+
+
+def _first_line_width(source: FileSource, delim: str | None) -> int:
+    """The most fields the first line splits into on any delimiter DuckDB would sniff
+    (outside double quotes): never fewer than DuckDB finds."""
+    with open(source.path, "rb") as handle:
+        line = handle.read(_HEADER_PROBE_BYTES).split(b"\n", 1)[0]
+    unquoted = b"".join(line.split(b'"')[::2])
+    candidates = [delim.encode()] if delim else _DELIMITERS
+    return 1 + max(unquoted.count(d) for d in candidates)
+
+
+def _refuse_blank(source: FileSource) -> None:
+    with open(source.path, "rb") as handle:
+        head = handle.read(_BLANK_PROBE_BYTES)
+    if not head.strip() and len(head) < _BLANK_PROBE_BYTES:
+        raise EmptySource(f"{source.name} is empty: it has no header and no rows.",
+                          source=source.name)
+
+
+def _malformed(source: FileSource, reject: _Reject) -> MalformedSource:
+    line = _physical_line(source, reject)
+    where = f"column {reject.column}: " if reject.error_type == "CAST" and reject.column else ""
+    return MalformedSource(f"{source.name}, line {line}: {where}{reject.message}",
+                           source=source.name, line=line)
+
+
+def _physical_line(source: FileSource, reject: _Reject) -> int:
+    """The 1-based line of the file where the rejected row starts.
+
+    DuckDB counts rows, which differs from lines when a quoted value spans lines;
+    its byte position of the row is exact, so count the newlines before it (in the
+    plain copy of a compressed file, whose lines are the file's).
+    """
+    if reject.byte_position is None:
+        return reject.line
+    remaining, newlines = int(reject.byte_position), 0
+    with open(source.path, "rb") as handle:
+        while remaining > 0:
+            block = handle.read(min(remaining, 1 << 20))
+            if not block:
+                break
+            newlines += block.count(b"\n")
+            remaining -= len(block)
+    return newlines + 1
+
+
+def _types(as_text: dict[str, str]) -> dict:
+    return {"types": as_text} if as_text else {}
+
+
+def _render(options: dict) -> list[str]:
+    return [f"{name} = {_value(value)}" for name, value in options.items()]
+
+
+def _value(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(map(_value, value)) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{sql_literal(k)}: {_value(v)}" for k, v in value.items()) + "}"
+    return sql_literal(str(value))

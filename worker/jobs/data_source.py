@@ -1,0 +1,166 @@
+"""Where a job's data comes from: the one point where a job picks its dataset.
+
+``for_job(job)`` gives the job's ``JobData``: the SQL sandbox over the DuckDB file it
+asks about and the system prompt written for that data, byte-identical for every job
+on the same data and day so that the prompt cache holds. The runner and economy mode
+ask here and nowhere else.
+
+A job without a dataset reads the deployment's built-in dataset
+(``SUNRISE_DUCKDB_PATH``, ``BuiltInDataset``). A job naming one (``TenantDatasets``)
+reads the version it pinned when it was submitted -- one DuckDB file,
+``engine.datasets.version_path``, opened read-only in a sandbox that can read no
+other file -- and is told about it by that version's prompt
+(``worker.datasets.prompt.build_dataset_prompt``: its profile and the dataset's
+annotations, byte-identical for every job on that version, annotations and day).
+A worker keeps at most ``OPEN_VERSIONS`` version sandboxes open (least recently
+used closed first); a job holds its version's sandbox through a handle that reopens
+it if it was closed meanwhile, so eviction never fails a running job.
+"""
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Protocol
+
+from sqlalchemy import select
+
+from engine.datasets import TableProfile, version_path
+from engine.sql.query_result import QueryResult
+from engine.sql.sandbox import SqlSandbox, get_sandbox, sandbox_settings
+from shared.config import Settings
+from shared.dataset_annotations import Annotations
+from shared.db import session_factory
+from shared.errors import JobFailure
+from shared.models import Dataset, DatasetVersion
+from worker.agent.system_prompt import build_system_prompt
+from worker.datasets.prompt import build_dataset_prompt
+from worker.jobs.store import ClaimedJob
+
+OPEN_VERSIONS = 8
+CACHED_PROMPTS = 64
+
+
+@dataclasses.dataclass(frozen=True)
+class JobData:
+    """What a job queries and what the model is told about it."""
+
+    sandbox: Any  # SqlSandbox, or a handle with its run()
+    system_prompt: str
+
+
+class DataSource(Protocol):
+    def for_job(self, job: ClaimedJob) -> JobData:
+        """The job's data; raises ``JobFailure`` when it cannot be had."""
+        ...
+
+
+class BuiltInDataset:
+    """Every job reads the built-in dataset. The sandbox opens (and its file is checked)
+    when this is built; the prompt carries the full schema and today's date. A job
+    naming another dataset fails ``dataset_not_found``: its data is not here."""
+
+    def __init__(self, settings: Settings, *, sandbox: SqlSandbox | None = None,
+                 today: Callable[[], dt.date] = dt.date.today):
+        self.sandbox = sandbox or get_sandbox(settings.duckdb_path, **sandbox_settings(settings))
+        self.today = today
+
+    def system_prompt(self) -> str:
+        return build_system_prompt(self.sandbox.describe_schema(), self.today())
+
+    def for_job(self, job: ClaimedJob) -> JobData:
+        if job.dataset_id is not None:
+            raise JobFailure("dataset_not_found", f"Dataset {job.dataset_id} is not "
+                             "available to this worker.")
+        return JobData(self.sandbox, self.system_prompt())
+
+
+class TenantDatasets:
+    """Jobs naming a dataset read the version they pinned; the others go to ``builtin``."""
+
+    def __init__(self, settings: Settings, *, builtin: DataSource | None = None,
+                 today: Callable[[], dt.date] = dt.date.today, capacity: int = OPEN_VERSIONS):
+        self.settings = settings
+        self.builtin = builtin or BuiltInDataset(settings, today=today)
+        self.sessions = session_factory(settings.database_url)
+        self.today = today
+        self.capacity = capacity
+        self._lock = threading.Lock()
+        self._open: OrderedDict[tuple[str, int], SqlSandbox] = OrderedDict()
+        self._prompts: OrderedDict[tuple, str] = OrderedDict()
+
+    def for_job(self, job: ClaimedJob) -> JobData:
+        if job.dataset_id is None:
+            return self.builtin.for_job(job)
+        key = (job.dataset_id, job.dataset_version)
+        path = version_path(self.settings.data_dir, *key) if job.dataset_version else None
+        if path is None or not path.exists():
+            raise JobFailure("dataset_not_found", f"Version {job.dataset_version} of dataset "
+                             f"{job.dataset_id} is not available (deleted?).")
+        self.open_version(key, path)  # opened now: a file that cannot be opened fails the job here
+        return JobData(VersionSandbox(self, key, path), self.version_prompt(*key))
+
+    def open_version(self, key: tuple[str, int], path: Path) -> SqlSandbox:
+        """The open sandbox of a version, opening it (and closing the least recently used
+        one past ``capacity``) if need be."""
+        with self._lock:
+            sandbox = self._open.get(key)
+            if sandbox is not None and not sandbox.closed:
+                self._open.move_to_end(key)
+                return sandbox
+            sandbox = self._open[key] = SqlSandbox(path, **sandbox_settings(self.settings))
+            evicted = []
+            while len(self._open) > self.capacity:
+                evicted.append(self._open.popitem(last=False)[1])
+        for old in evicted:
+            old.close()
+        return sandbox
+
+    def version_prompt(self, dataset_id: str, version: int) -> str:
+        """The version's prompt for today, built once per (version, annotations, day)."""
+        with self.sessions() as s:
+            notes = s.scalar(select(Dataset.annotations).where(Dataset.id == dataset_id))
+            key = (dataset_id, version, self.today(), json.dumps(notes or {}, sort_keys=True))
+            with self._lock:
+                cached = self._prompts.get(key)
+            if cached is not None:
+                return cached
+            tables = s.scalar(select(DatasetVersion.tables).where(
+                DatasetVersion.dataset_id == dataset_id, DatasetVersion.version == version))
+        if tables is None:
+            raise JobFailure("dataset_not_found", f"Version {version} of dataset {dataset_id} "
+                             "is not available (deleted?).")
+        prompt = build_dataset_prompt([TableProfile.from_dict(t) for t in tables], key[2],
+                                      Annotations.model_validate(notes or {}),
+                                      token_budget=self.settings.dataset_prompt_token_budget)
+        with self._lock:
+            self._prompts[key] = prompt
+            while len(self._prompts) > CACHED_PROMPTS:
+                self._prompts.popitem(last=False)
+        return prompt
+
+    def close(self) -> None:
+        with self._lock:
+            sandboxes, self._open = list(self._open.values()), OrderedDict()
+        for sandbox in sandboxes:
+            sandbox.close()
+
+
+@dataclasses.dataclass(frozen=True)
+class VersionSandbox:
+    """A job's hold on its version's sandbox: each query asks ``TenantDatasets`` for it,
+    which reopens it if it was closed to make room."""
+
+    datasets: TenantDatasets
+    key: tuple[str, int]
+    path: Path
+
+    def run(self, sql: str, **kwargs: Any) -> QueryResult:
+        return self.datasets.open_version(self.key, self.path).run(sql, **kwargs)
+
+    def describe_schema(self) -> list[tuple[str, list[tuple[str, str]]]]:
+        return self.datasets.open_version(self.key, self.path).describe_schema()
