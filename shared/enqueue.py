@@ -64,7 +64,7 @@ def enqueue_jobs(celery: Celery, sessions: sessionmaker[Session], job_ids: list[
                                  kwargsrepr="{}")
                 sent.append(job_id)
     except Exception as exc:  # broker down or hung: the reaper will pick the rest up
-        if not gate.is_open():
+        if not gate.should_skip():
             gate.failed(exc)
         logger.warning("could not enqueue %d of %d jobs (%s); the reaper will retry",
                        len(job_ids) - len(sent), len(job_ids), exc)
@@ -104,7 +104,7 @@ def send_import(celery: Celery, dataset_id: str, version: int) -> bool:
                          task_id=f"{dataset_id}.v{version}", queue=DATASETS_QUEUE)
         return True
     except Exception as exc:
-        if not gate.is_open():
+        if not gate.should_skip():
             gate.failed(exc)
         logger.warning("dataset %s: import of version %s not sent (%s); the reaper will "
                        "retry", dataset_id, version, exc)

@@ -71,19 +71,19 @@ class RedisGate:
         self._until = 0.0
         self._lock = threading.Lock()
 
-    def is_open(self) -> bool:
+    def should_skip(self) -> bool:
         """True while calls should skip Redis (a call failed less than a moment ago)."""
         return time.monotonic() < self._until
 
     def check(self) -> None:
-        """Raise ``redis.ConnectionError`` at once while the gate is open."""
-        if self.is_open():
+        """Raise ``redis.ConnectionError`` at once while Redis is to be skipped."""
+        if self.should_skip():
             raise redis.ConnectionError(
                 f"Redis skipped: a call failed under {SKIP_AFTER_FAILURE_S:g} s ago")
 
     def failed(self, exc: BaseException) -> None:
         with self._lock:
-            first = not self.is_open()
+            first = not self.should_skip()
             self._until = time.monotonic() + SKIP_AFTER_FAILURE_S
         if first:
             logger.warning("Redis did not answer (%s); skipping it for %g s", exc,
