@@ -40,7 +40,7 @@ from shared.config import PROJECT_ROOT, VAR_DIR, Settings
 logger = logging.getLogger(__name__)
 
 SAMPLE_DUCKDB = VAR_DIR / "test-sample.duckdb"  # shared with the test suite: built once
-SUNRISE = [sys.executable, "-m", "sunrise.cli"]
+SUNRISE = [sys.executable, "-m", "sunrise.cli.main"]
 
 
 def free_port() -> int:

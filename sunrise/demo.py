@@ -74,7 +74,7 @@ def _redis_ok(url: str) -> bool:
 def run_demo(settings: Settings) -> int:
     from sunrise.local import ensure_sample_db
 
-    sunrise = [sys.executable, "-m", "sunrise.cli"]
+    sunrise = [sys.executable, "-m", "sunrise.cli.main"]
     console.rule("Sunrise demo")
     console.print(f"database: {settings.database_url}")
     ensure_sample_db(settings)
@@ -94,8 +94,8 @@ def run_demo(settings: Settings) -> int:
 
 
 def _full_stack(sunrise: list[str], env: dict[str, str]) -> int:
+    from sunrise.cli.console_output import print_job
     from sunrise.client import SunriseClient
-    from sunrise.console_output import print_job
 
     key = subprocess.run([*sunrise, "keys", "create", "--tenant", "demo"], env=env, check=True,
                          capture_output=True, text=True).stdout.strip().splitlines()[-1]

@@ -25,14 +25,14 @@ from rich.console import Console
 
 from shared.config import Settings, get_settings
 from shared.errors import SunriseError
+from sunrise.cli.report import ProgressBar
+from sunrise.cli.run_options import run_options
 from sunrise.eval.compare import compare_runs
 from sunrise.eval.gold import load_gold
 from sunrise.eval.gold_db import EvalDatabase, gold_database
 from sunrise.eval.report_html import render_eval_html
 from sunrise.eval.run import answer_questions, build_report, load_report, score_run
 from sunrise.offline import llm_settings
-from sunrise.report_cli import ProgressBar
-from sunrise.run_options import run_options
 
 
 @click.command("eval")

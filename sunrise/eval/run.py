@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from shared.config import Settings
+from sunrise.cli.report import ProgressBar, run_local, run_remote
 from sunrise.eval.gold import GoldSet
 from sunrise.eval.gold_db import EvalDatabase
 from sunrise.eval.scoring import score_question, summarise
-from sunrise.report_cli import ProgressBar, run_local, run_remote
 
 REPORT_KIND = "sunrise-eval"
 REPORT_VERSION = 1

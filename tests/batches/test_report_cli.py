@@ -13,8 +13,8 @@ from rich.console import Console
 from werkzeug.serving import make_server
 
 from shared.config import get_settings
-from sunrise.cli import main
-from sunrise.report_cli import ProgressBar, load_questions
+from sunrise.cli.main import main
+from sunrise.cli.report import ProgressBar, load_questions
 from tests.batches.conftest import chart_questions
 
 

@@ -24,7 +24,7 @@ def cli_env(tmp_path, sample_duckdb, fake_llm_server, redis_url):
 
 
 def sunrise(env, *args, timeout=120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "sunrise.cli", *args], env=env,
+    return subprocess.run([sys.executable, "-m", "sunrise.cli.main", *args], env=env,
                           capture_output=True, text=True, timeout=timeout)
 
 

@@ -41,7 +41,7 @@ def sales_csv(tmp_path) -> Path:
 
 
 def sunrise(env, *args, timeout=180) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "sunrise.cli", *args], env=env,
+    return subprocess.run([sys.executable, "-m", "sunrise.cli.main", *args], env=env,
                           capture_output=True, text=True, timeout=timeout)
 
 

@@ -12,7 +12,7 @@ from flask import Flask, jsonify, request
 
 from shared.config import get_settings
 from shared.errors import BadRequest
-from sunrise.cli import main
+from sunrise.cli.main import main
 from tests.batches.test_report_cli import serving
 
 GOLD = """

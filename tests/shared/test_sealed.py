@@ -12,7 +12,7 @@ from shared.db import session_scope
 from shared.keys import get_or_create_tenant
 from shared.models import Dataset, new_id
 from shared.sealed import PREFIX, UnreadableSecret, seal, unseal
-from sunrise.cli import main
+from sunrise.cli.main import main
 
 URL = "postgresql://reader:pa55-word@db:5432/shop"
 

@@ -182,7 +182,7 @@ def ask(question: str, conversation_id: str | None, dataset_id: str | None, as_j
         offline: bool) -> None:
     """Answer QUESTION in-process (no Redis, no worker needed)."""
     from shared.errors import SunriseError
-    from sunrise.console_output import ProgressPrinter, print_job
+    from sunrise.cli.console_output import ProgressPrinter, print_job
     from sunrise.local import ask_local
     from sunrise.offline import llm_settings
 
@@ -229,9 +229,9 @@ def demo() -> None:
     sys.exit(run_demo(_settings()))
 
 
-from sunrise.datasets_cli import datasets  # noqa: E402 - the commands live with their features
+from sunrise.cli.datasets import datasets  # noqa: E402 - the commands live with their features
+from sunrise.cli.report import report  # noqa: E402
 from sunrise.eval.cli import eval_command  # noqa: E402
-from sunrise.report_cli import report  # noqa: E402
 
 main.add_command(report)
 main.add_command(eval_command)

@@ -3,7 +3,7 @@
 Every command talks to the API at ``--api`` (where the API and a worker on the
 ``datasets`` queue run). It authenticates with ``--key``, or, for an operator on the
 deployment's own machine, with ``--tenant NAME``: a key of that tenant is minted in the
-app database (``sunrise.tenant_keys``) and reused. ``describe ID`` and ``refresh ID``
+app database (``sunrise.cli.tenant_keys``) and reused. ``describe ID`` and ``refresh ID``
 given neither act as the dataset's owner, found in the app database.
 
 ``add NAME PATH...`` uploads files (streamed, never read into memory); ``add NAME URL``
@@ -23,8 +23,8 @@ import click
 import httpx
 from rich.console import Console
 
+from sunrise.cli.dataset_output import ImportProgressBar, print_dataset, print_datasets
 from sunrise.client import DATASET_TERMINAL, ApiError, SunriseClient
-from sunrise.dataset_output import ImportProgressBar, print_dataset, print_datasets
 
 F = TypeVar("F", bound=Callable)
 SETTLE_TIMEOUT_S, SETTLE_POLL_S = 3600.0, 1.0
@@ -54,7 +54,7 @@ def open_client(api_url: str, api_key: str | None, tenant: str | None,
         raise click.UsageError("give --key or --tenant, not both")
     if not api_key:
         from shared.config import get_settings
-        from sunrise.tenant_keys import dataset_owner_name, tenant_key
+        from sunrise.cli.tenant_keys import dataset_owner_name, tenant_key
 
         settings = get_settings()
         if tenant is None and dataset_id is not None:

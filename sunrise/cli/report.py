@@ -21,9 +21,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from shared.reports import FORMATS
 from shared.reports.formatting import fmt_usd
+from sunrise.cli.console_output import LiveProgress
+from sunrise.cli.run_options import run_options
 from sunrise.client import ApiError
-from sunrise.console_output import LiveProgress
-from sunrise.run_options import run_options
 
 POLL_S = 0.5
 

@@ -9,7 +9,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from sunrise.console_output import LiveProgress
+from sunrise.cli.console_output import LiveProgress
 
 TOP_VALUES_SHOWN = 5
 
