@@ -133,11 +133,13 @@ def create_job(s: Session, *, tenant_id: int, conversation_id: str | None, messa
 _NEW_JOB = {c.name: c.default.arg if c.default is not None and c.default.is_scalar else None
             for c in jobs.columns}
 _INSERT_JOB = insert(jobs)
-_INSERT_MESSAGE = insert(Message.__table__)
+# A conversation's message, and moving a conversation to the top of its list: written
+# by a submit (here) and by a job's finish (worker/jobs/store.py), one statement each.
+INSERT_MESSAGE = insert(Message.__table__)
 _INSERT_CONVERSATION = insert(Conversation.__table__)
-_TOUCH_CONVERSATION = (update(Conversation.__table__)
-                       .where(Conversation.__table__.c.id == bindparam("conversation_id"))
-                       .values(updated_at=bindparam("now")))
+TOUCH_CONVERSATION = (update(conversations)
+                      .where(conversations.c.id == bindparam("conversation_id"))
+                      .values(updated_at=NOW))
 
 
 def insert_job(conn: Any, *, tenant_id: int, conversation_id: str | None, message: str,
@@ -157,13 +159,13 @@ def insert_job(conn: Any, *, tenant_id: int, conversation_id: str | None, messag
             "id": conversation_id, "tenant_id": tenant_id, "title": _title(message),
             "created_at": now, "updated_at": now})
     else:
-        conn.execute(_TOUCH_CONVERSATION, {"conversation_id": conversation_id, "now": now})
+        conn.execute(TOUCH_CONVERSATION, {"conversation_id": conversation_id, "now": now})
     job = {**_NEW_JOB, "id": new_id(), "tenant_id": tenant_id,
            "conversation_id": conversation_id, "message": message, "model": model,
            "enqueued_at": enqueued_at, "created_at": now, **extra}
     # Unset columns are left out, not sent as None: a JSON column would store 'null'.
     conn.execute(_INSERT_JOB, {name: value for name, value in job.items() if value is not None})
-    conn.execute(_INSERT_MESSAGE, {"conversation_id": conversation_id, "job_id": job["id"],
+    conn.execute(INSERT_MESSAGE, {"conversation_id": conversation_id, "job_id": job["id"],
                                    "role": "user", "text": message, "created_at": now})
     return job
 

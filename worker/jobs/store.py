@@ -13,7 +13,7 @@ import datetime as dt
 import logging
 from collections.abc import Callable
 
-from sqlalchemy import bindparam, exists, insert, select, update
+from sqlalchemy import bindparam, exists, insert, select
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -114,16 +114,12 @@ _INSERT_LLM_CALL_ONCE = insert(llm_calls).from_select(
 _LLM_CALL_DEFAULTS = {c.name: c.default.arg for c in _LLM_CALL_COLUMNS
                       if c.default is not None and c.default.is_scalar}
 _INSERT_TOOL_CALL = insert(ToolCall.__table__)
-_INSERT_MESSAGE = insert(Message.__table__)
 _ANSWER_STORED = select(Message.__table__.c.id).where(
     Message.__table__.c.job_id == bindparam("job_id"),
     Message.__table__.c.role == "assistant").limit(1)
 # A finish moves the job's conversation to the top (api/services/conversations.py):
 # in the FINISH statement where the database can (job_state.FINISH_TOUCHING), else
-# with this UPDATE after it.
-_TOUCH_CONVERSATION = (update(conversations)
-                       .where(conversations.c.id == bindparam("conversation_id"))
-                       .values(updated_at=job_state.NOW))
+# with job_state.TOUCH_CONVERSATION after it.
 
 
 # The usage columns as created: what a finish without usage figures leaves in the row
@@ -316,12 +312,12 @@ class JobStore:
             logger.warning("job %s attempt %s lost ownership; result discarded", job.id, job.attempt)
             return None
         if outcome.status == "succeeded":
-            conn.execute(_INSERT_MESSAGE, {
+            conn.execute(job_state.INSERT_MESSAGE, {
                 "conversation_id": job.conversation_id, "job_id": job.id,
                 "role": "assistant", "text": ending["answer_text"] or "",
                 "charts": outcome.charts})
         if not self._touch_in_finish:
-            conn.execute(_TOUCH_CONVERSATION, {"conversation_id": job.conversation_id,
+            conn.execute(job_state.TOUCH_CONVERSATION, {"conversation_id": job.conversation_id,
                                                "now": ending["finished_at"]})
         return finished_row(job, ending)
 
