@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterator
+from typing import Protocol
 
 import redis
 from flask import Response, request
@@ -75,6 +76,15 @@ def format_frame(event_id: str | None, event: str, data_json: str) -> str:
     return f"{head}event: {event}\ndata: {data_json}\n\n"
 
 
+class EventSource(Protocol):
+    """What a stream waits on: ``get`` gives the next events (none after ``timeout``
+    seconds of silence), ``close`` lets go of them."""
+
+    def get(self, timeout: float) -> list[Event]: ...
+
+    def close(self) -> None: ...
+
+
 class DirectRead:
     """Reads the stream without waiting in Redis (the pooled client only sends short
     commands), then waits here. What ``event_stream`` uses when it is given no hub: an
@@ -138,53 +148,14 @@ def event_stream(
     """
     recheck_s = heartbeat_s if recheck_s is None else recheck_s
     on_open()
-    source = None
+    source: EventSource | None = None
     try:
-        try:
-            source = hub.subscribe(object_id, after) if hub else DirectRead(log, object_id, after)
-        except redis.RedisError as exc:
-            logger.warning("%s %s: stream follows the database (Redis: %s)", log.kind,
-                           object_id, exc)
-            source, recheck_s = NoEvents(), heartbeat_s
+        source, recheck_s = _open_source(log, object_id, after, hub, recheck_s, heartbeat_s)
         yield "retry: 2000\n\n"
         now = time.monotonic()
-        deadline, next_check = now + max_s, now + recheck_s
-        repaired = False
-        while time.monotonic() < deadline:
-            try:
-                events = source.get(timeout=heartbeat_s)
-            except (HubUnavailable, redis.RedisError):
-                events = []  # the hub resumes from where this stream stands
-            if events:
-                # What arrived together leaves in one write (one send, one chunk): the
-                # terminal event usually comes with the events held back before it.
-                end = next((i for i, ev in enumerate(events) if ev.is_terminal), None)
-                sent = events if end is None else events[:end + 1]
-                yield "".join(format_frame(ev.id, ev.event,
-                                           presented_json(object_id, ev, present))
-                              for ev in sent)
-                if end is not None:
-                    return
-                continue
-            yield HEARTBEAT
-            if time.monotonic() < next_check and not repaired:
-                continue
-            next_check = time.monotonic() + recheck_s
-            ended = terminal_from_db()
-            if ended is None:
-                continue
-            if not repaired:
-                repaired = True
-                try:
-                    log.publish(object_id, *ended)
-                    continue
-                except redis.RedisError as exc:
-                    logger.warning("%s %s: cannot publish its terminal event: %s",
-                                   log.kind, object_id, exc)
-            logger.warning("%s %s ended but its terminal event is not in the stream; "
-                           "sending the stored state", log.kind, object_id)
-            yield format_event(None, *ended)
-            return
+        fallback = _TerminalFromDb(log, object_id, terminal_from_db, recheck_s, now + recheck_s)
+        yield from _follow(source, fallback, object_id, deadline=now + max_s,
+                           heartbeat_s=heartbeat_s, present=present)
     finally:
         # Other streams woken by the same event write theirs before this one's
         # bookkeeping (under gevent, a yield to the ready greenlets).
@@ -192,3 +163,89 @@ def event_stream(
         if source is not None:
             source.close()
         on_close()
+
+
+def _open_source(log: EventLog, object_id: str, after: str, hub: EventHub | None,
+                 recheck_s: float, heartbeat_s: float) -> tuple[EventSource, float]:
+    """What the stream waits on, and how often it rechecks the database: the hub's
+    subscription (or a :class:`DirectRead` without a hub), which first gives the events
+    stored after ``after`` and then the live ones; :class:`NoEvents` when Redis cannot
+    be reached, rechecking every heartbeat since the database is then all it has."""
+    try:
+        return (hub.subscribe(object_id, after) if hub else DirectRead(log, object_id, after),
+                recheck_s)
+    except redis.RedisError as exc:
+        logger.warning("%s %s: stream follows the database (Redis: %s)", log.kind,
+                       object_id, exc)
+        return NoEvents(), heartbeat_s
+
+
+def _follow(source: EventSource, fallback: _TerminalFromDb, object_id: str, *, deadline: float,
+            heartbeat_s: float, present: Callable[[str, dict], dict]) -> Iterator[str]:
+    """The wait loop: the frames of what ``source`` gives until the terminal event; a
+    heartbeat after each ``heartbeat_s`` of silence, then the database's recheck when
+    it is due. Stops at the terminal event (the stream's or the database's) or at
+    ``deadline`` (``time.monotonic()``)."""
+    while time.monotonic() < deadline:
+        try:
+            events = source.get(timeout=heartbeat_s)
+        except (HubUnavailable, redis.RedisError):
+            events = []  # the hub resumes from where this stream stands
+        if events:
+            frames, ended = _event_frames(object_id, events, present)
+            yield frames
+            if ended:
+                return
+            continue
+        yield HEARTBEAT
+        if fallback.due() and (last := fallback.check()) is not None:
+            yield last
+            return
+
+
+def _event_frames(object_id: str, events: list[Event],
+                  present: Callable[[str, dict], dict]) -> tuple[str, bool]:
+    """``events`` as one write, up to and including a terminal event, and whether there
+    was one (the stream ends after it)."""
+    # What arrived together leaves in one write (one send, one chunk): the terminal
+    # event usually comes with the events held back before it.
+    end = next((i for i, ev in enumerate(events) if ev.is_terminal), None)
+    sent = events if end is None else events[:end + 1]
+    return ("".join(format_frame(ev.id, ev.event, presented_json(object_id, ev, present))
+                    for ev in sent), end is not None)
+
+
+class _TerminalFromDb:
+    """A stream's fallback for an object that ended without its terminal event reaching
+    the stream: asks the database (``terminal_from_db``) every ``recheck_s`` of
+    silence; publishes what it finds once (the log's SET NX guard lets only one
+    through), so it arrives with an id; if that fails or still nothing arrives by the
+    next silence, the stored terminal event is the stream's last frame, without an id."""
+
+    def __init__(self, log: EventLog, object_id: str,
+                 terminal_from_db: Callable[[], tuple[str, dict] | None],
+                 recheck_s: float, first_check: float):
+        self.log, self.object_id, self.terminal_from_db = log, object_id, terminal_from_db
+        self.recheck_s, self.next_check, self.repaired = recheck_s, first_check, False
+
+    def due(self) -> bool:
+        """Whether to ask now: ``recheck_s`` has passed, or a published end is awaited."""
+        return time.monotonic() >= self.next_check or self.repaired
+
+    def check(self) -> str | None:
+        """Ask the database; the final frame to send, or None to go on waiting."""
+        self.next_check = time.monotonic() + self.recheck_s
+        ended = self.terminal_from_db()
+        if ended is None:
+            return None
+        if not self.repaired:
+            self.repaired = True
+            try:
+                self.log.publish(self.object_id, *ended)
+                return None
+            except redis.RedisError as exc:
+                logger.warning("%s %s: cannot publish its terminal event: %s",
+                               self.log.kind, self.object_id, exc)
+        logger.warning("%s %s ended but its terminal event is not in the stream; "
+                       "sending the stored state", self.log.kind, self.object_id)
+        return format_event(None, *ended)

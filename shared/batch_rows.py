@@ -2,10 +2,10 @@
 counting them and summing their figures. (How a batch is shown: ``shared/batch_view.py``.)
 
 A batch is one ``batches`` row plus N ordinary jobs (``batch_id``, ``batch_index``)
-that run on the same machinery as any other job. Its jobs start *held*: status
-``queued`` with ``enqueued_at = HELD``, a date that neither of the reaper's rules
-("queued but never sent", "sent too long ago") ever matches, so nothing runs them
-before the batch releases them. Releasing clears the mark and enqueues the job.
+that run on the same machinery as any other job. Its jobs start *held*
+(``shared.job_state.held_values``): ``queued``, but in a way neither of the reaper's
+rules ("queued but never sent", "sent too long ago") ever picks up, so nothing runs
+them before the batch releases them. Releasing clears the mark and enqueues the job.
 
 Release rules (:func:`release_ready`):
 
@@ -24,7 +24,16 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from shared.celery_factory import REPORTS_QUEUE
-from shared.job_state import HELD, RELEASE, STATUSES, TERMINAL, create_job, start_conversation
+from shared.job_state import (
+    RELEASE,
+    STATUSES,
+    TERMINAL,
+    create_job,
+    held_clause,
+    held_values,
+    is_held,
+    start_conversation,
+)
 from shared.models import Batch, Job, ToolCall, new_id
 from shared.usage_figures import JOB_FIELDS, read_sums, sum_columns
 
@@ -49,8 +58,8 @@ def create_batch(s: Session, *, tenant_id: int, questions: list[str], model: str
               if conversation == "shared" else None)
     for index, question in enumerate(questions):
         create_job(s, tenant_id=tenant_id, conversation_id=shared, message=question,
-                   model=model, enqueued_at=HELD, batch_id=batch.id, batch_index=index,
-                   queue=REPORTS_QUEUE, dataset_id=dataset[0], dataset_version=dataset[1])
+                   model=model, batch_id=batch.id, batch_index=index, queue=REPORTS_QUEUE,
+                   dataset_id=dataset[0], dataset_version=dataset[1], **held_values())
     s.flush()
     return batch
 
@@ -67,10 +76,10 @@ def release_ready(s: Session, batch_id: str) -> list[str]:
         return []
     rows = s.execute(select(Job.id, Job.status, Job.enqueued_at)
                      .where(Job.batch_id == batch_id).order_by(Job.batch_index)).all()
-    held = [r.id for r in rows if r.status == "queued" and r.enqueued_at == HELD]
+    held = [r.id for r in rows if is_held(r)]
     if not held:
         return []
-    active = any(r.status == "running" or (r.status == "queued" and r.enqueued_at != HELD)
+    active = any(r.status == "running" or (r.status == "queued" and not is_held(r))
                  for r in rows)
     if batch.conversation_mode != "shared" and rows[0].status in TERMINAL:
         chosen = held
@@ -82,9 +91,8 @@ def release_ready(s: Session, batch_id: str) -> list[str]:
 
 
 def held_job_ids(s: Session, batch_id: str) -> list[str]:
-    return list(s.scalars(select(Job.id).where(
-        Job.batch_id == batch_id, Job.status == "queued", Job.enqueued_at == HELD)
-        .order_by(Job.batch_index)))
+    return list(s.scalars(select(Job.id).where(Job.batch_id == batch_id, held_clause(Job))
+                          .order_by(Job.batch_index)))
 
 
 def status_counts(s: Session, batch_id: str) -> dict[str, int]:

@@ -9,9 +9,9 @@ is how a redelivered message, a second reaper or a late worker learns it lost.
     transition   guard (the row must be ...)                          change
     -----------  ---------------------------------------------------  --------------------------
     (create)     --                                                   queued; enqueued_at now,
-                                                                      unset, or HELD (batches)
+                                                                      unset, or held (batches)
     STAMP        any of job_ids                                       enqueued_at = sent_at
-    RELEASE      queued, HELD, one of job_ids                         enqueued_at unset
+    RELEASE      held, one of job_ids                                 enqueued_at unset
     CLAIM        queued, or running with heartbeat before stale_before  running, attempt + 1
     BEAT         running under one of (id, attempt) pairs             heartbeat_at = now
     FINISH       running under of_attempt                             succeeded|failed|cancelled,
@@ -23,9 +23,18 @@ is how a redelivered message, a second reaper or a late worker learns it lost.
     REQUEUE      running under of_attempt, heartbeat before stale_before  queued, enqueued_at unset
     GIVE_UP      the same                                             failed worker_lost
 
-``enqueued_at`` tells the reaper what to send: unset means "never reached the broker";
-``HELD`` is a date neither of its rules ever matches, so a held batch job waits for the
-batch to release it. A job is created with its question (the user message) in the same
+``enqueued_at`` tells the reaper what to send: unset means "never reached the broker".
+
+*Held* (a batch's job waiting for its turn) is a state kept in that timestamp column,
+not in ``status``: the job is ``queued`` with a far-future ``enqueued_at``. Neither of
+the reaper's rules ("never sent": unset; "sent too long ago": before a recent moment)
+ever picks such a row up, so it waits until the batch releases it (RELEASE unsets the
+column, and the enqueuer stamps it when sending) -- and no migration was needed to add
+it. The date itself is private to this module: others ask :func:`is_held` of a row,
+filter with :func:`held_clause` and create with :func:`held_values`. A later migration
+could make it a real state (a ``held`` status or flag) by changing only those three.
+
+A job is created with its question (the user message) in the same
 transaction: ``create_job`` through a session (a batch's many jobs go in one flush),
 ``insert_job`` with prebuilt Core statements (one submit, its hot path).
 """
@@ -35,7 +44,7 @@ import dataclasses
 import datetime as dt
 from typing import Any
 
-from sqlalchemy import bindparam, func, insert, select, tuple_, update
+from sqlalchemy import ColumnElement, and_, bindparam, func, insert, select, tuple_, update
 from sqlalchemy.orm import Session
 from sqlalchemy.sql import Update
 
@@ -44,7 +53,8 @@ from shared.models import Conversation, Job, Message, new_id, utcnow
 STATUSES = ("queued", "running", "succeeded", "failed", "cancelled")
 ACTIVE = ("queued", "running")
 TERMINAL = ("succeeded", "failed", "cancelled")
-HELD = dt.datetime(9999, 12, 31)
+# The enqueued_at of a held job; see "Held" in the module docstring.
+_HELD_UNTIL_RELEASED = dt.datetime(9999, 12, 31)
 CANCELLED_MESSAGE = "The job was cancelled at your request."
 
 jobs, conversations = Job.__table__, Conversation.__table__
@@ -69,6 +79,26 @@ class Transition:
         return db.execute(self.statement, params).rowcount
 
 
+def held_clause(job: Any = col) -> ColumnElement[bool]:
+    """A SQL condition true exactly for held jobs (queued, waiting for their batch).
+
+    ``job``: what has the job's ``status`` and ``enqueued_at`` columns -- the
+    ``jobs`` table's columns (the default) or the ``Job`` model.
+    """
+    return and_(job.status == "queued", job.enqueued_at == _HELD_UNTIL_RELEASED)
+
+
+def is_held(row: Any) -> bool:
+    """Whether ``row`` (a ``Job`` or a row with its ``status`` and ``enqueued_at``) is
+    held: queued, waiting for its batch to release it."""
+    return row.status == "queued" and row.enqueued_at == _HELD_UNTIL_RELEASED
+
+
+def held_values() -> dict[str, Any]:
+    """The columns that make a new job start held: pass them to :func:`create_job`."""
+    return {"enqueued_at": _HELD_UNTIL_RELEASED}
+
+
 def _one(name: str, guard, **change) -> Transition:
     statement = update(jobs).where(col.id == bindparam("job_id"), guard)
     return Transition(name, statement.values(**change) if change else statement)
@@ -79,7 +109,7 @@ _STALE = (col.status == "running") & (col.attempt == OF_ATTEMPT) & (col.heartbea
 STAMP = Transition("stamp", update(jobs).where(col.id.in_(JOB_IDS))
                    .values(enqueued_at=bindparam("sent_at", type_=col.enqueued_at.type)))
 RELEASE = Transition("release", update(jobs).where(
-    col.id.in_(JOB_IDS), col.status == "queued", col.enqueued_at == HELD).values(enqueued_at=None))
+    col.id.in_(JOB_IDS), held_clause()).values(enqueued_at=None))
 CLAIM = _one("claim", (col.status == "queued")
              | ((col.status == "running") & (col.heartbeat_at < STALE_BEFORE)),
              status="running", attempt=col.attempt + 1, heartbeat_at=NOW,
@@ -116,8 +146,8 @@ def create_job(s: Session, *, tenant_id: int, conversation_id: str | None, messa
 
     Without ``conversation_id`` the question starts a conversation, titled after it.
     ``enqueued_at``: set when the caller sends the job right after committing (saving a
-    transaction), ``HELD`` for a batch's job, unset otherwise. ``extra`` are other
-    ``Job`` columns (batch, queue, idempotency key...). Nothing is flushed.
+    transaction), unset otherwise; a batch's job passes :func:`held_values` instead.
+    ``extra`` are other ``Job`` columns (batch, queue, idempotency key...). Nothing is flushed.
     """
     if conversation_id is None:
         conversation_id = start_conversation(s, tenant_id, message).id

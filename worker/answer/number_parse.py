@@ -211,50 +211,78 @@ def _valid_date(year: int, month: int, day: int) -> bool:
 
 
 def _number(text: str, m: re.Match) -> Figure | None:
-    start = m.start()
-    sign = m.group("sign")
-    currency = (m.group("cur") or m.group("cur2") or "").strip() or None
-    before = text[start - 1] if start else ""
-    if sign and not m.group("cur"):
-        # A minus right after a letter or digit is a hyphen: "COVID-19" (part of a
-        # name: skipped) or "10-20" (a range: the second number, unsigned).
-        if before.isalnum() or before == "_":
-            if before.isalpha() or before == "_":
-                return None
-            start, sign = m.start("num"), None
-            currency = None
-    elif before and (before.isalnum() or before in "_."):
-        return None  # "N14228", "v1.2"
-    num = m.group("num")
-    after = _AFTER.match(text, m.end())
-    attached = after.group("attached") or ""
-    scale = 1.0
-    if attached:
-        if attached in SUFFIXES:
-            scale = SUFFIXES[attached]
-        elif currency and attached in CURRENCY_SUFFIXES:
-            scale = CURRENCY_SUFFIXES[attached]
-        else:
-            return None  # an ordinal ("3rd"), a unit glued on, or an identifier ("9E")
-    word = (after.group("word") or "").strip().lower()
-    if word and not attached:
-        scale = SCALE_WORDS[word]
-    percent = bool(after.group("pct"))
-    end = after.end() if (attached or percent or word or after.group("times")) else m.end()
-    if _skipped_context(text, start, m.end()):
+    """The figure the ``_NUMBER`` match ``m`` reads as in ``text``, with what is written
+    around it (sign, currency, suffix, percent, hedge); None when it is no figure: part
+    of a name or identifier, or a label (see the module doc)."""
+    lead = _lead(text, m)
+    if lead is None:
         return None
-    digits = num.translate(_NO_SEPARATORS)
-    value = float(digits)
+    start, sign, currency = lead
+    after = _AFTER.match(text, m.end())
+    scale = _scale(after, currency)
+    if scale is None or _skipped_context(text, start, m.end()):
+        return None
+    num = m.group("num")
+    value, decimals, trailing = _written_digits(num)
     if sign:
         value = -value
+    percent = bool(after.group("pct"))
+    bare = not (sign or currency or percent or after.group("times")) and scale == 1.0
+    kind: Kind = "year" if bare and _is_year(num, value) else "number"
+    # The figure's text runs over what _AFTER read: nothing when it matched no part.
+    return Figure(text[start:after.end()], start, value * scale, kind, decimals, trailing,
+                  scale, percent, currency, _hedge(text, start))
+
+
+def _lead(text: str, m: re.Match) -> tuple[int, str | None, str | None] | None:
+    """Where the figure of ``m`` starts, its minus sign and its currency; None when its
+    digits continue a word or an identifier ("N14228", "v1.2").
+
+    A minus right after a letter or digit (currency not before it) is a hyphen: after a
+    letter the number is part of a name ("COVID-19": None), after a digit it is the
+    second number of a range ("10-20": unsigned, starting at its digits, no currency).
+    """
+    sign = m.group("sign")
+    before = text[m.start() - 1] if m.start() else ""
+    if sign and not m.group("cur"):
+        if before.isalpha() or before == "_":
+            return None
+        if before.isalnum():
+            return m.start("num"), None, None
+    elif before and (before.isalnum() or before in "_."):
+        return None
+    return m.start(), sign, (m.group("cur") or m.group("cur2") or "").strip() or None
+
+
+def _scale(after: re.Match, currency: str | None) -> float | None:
+    """The multiplier written after the digits (``after``: the ``_AFTER`` match there):
+    an attached suffix ("58.7k"; ``B``, ``T`` and ``m`` only after a ``currency``:
+    "$2B"), else a scale word ("1.2 million"), else 1.0. None when letters glued to the
+    digits make them no figure: an ordinal ("3rd"), a unit or an identifier ("9E")."""
+    attached = after.group("attached")
+    if attached:
+        if attached in SUFFIXES:
+            return SUFFIXES[attached]
+        if currency and attached in CURRENCY_SUFFIXES:
+            return CURRENCY_SUFFIXES[attached]
+        return None
+    word = after.group("word")
+    return SCALE_WORDS[word.strip().lower()] if word else 1.0
+
+
+def _written_digits(num: str) -> tuple[float, int, int]:
+    """The value of the digits ``num`` (group separators dropped) and how precisely they
+    were written: the digits after the point, and the zeros ending an integer written
+    without a fraction ("59,000" -> 3; none for "0")."""
+    digits = num.translate(_NO_SEPARATORS)
     integer, _, fraction = digits.partition(".")
     trailing = len(integer) - len(integer.rstrip("0")) if not fraction and integer.strip("0") else 0
-    kind: Kind = "number"
-    if (_FOUR_DIGITS.fullmatch(num) and 1800 <= value <= 2100 and not (sign or currency or percent)
-            and scale == 1.0 and not after.group("times")):
-        kind = "year"
-    return Figure(text[start:end], start, value * scale, kind, len(fraction), trailing, scale,
-                  percent, currency, _hedge(text, start))
+    return float(digits), len(fraction), trailing
+
+
+def _is_year(num: str, value: float) -> bool:
+    """Whether bare digits ``num`` read as a year: four of them, from 1800 to 2100."""
+    return _FOUR_DIGITS.fullmatch(num) is not None and 1800 <= value <= 2100
 
 
 def _skipped_context(text: str, start: int, end: int) -> bool:
