@@ -31,6 +31,7 @@ import json
 import os
 import sys
 import uuid
+from types import SimpleNamespace
 
 from bench import commit_clock, notify_floor
 from bench.figures import CpuMeter, cpu_rows, percentile, result, row
@@ -122,8 +123,7 @@ def _held_job(stack: Stack, key: str) -> str:
         tenant = tenant_for_key(s, key)
         job = create_job(s, tenant_id=tenant.id, conversation_id=None, message=QUESTION,
                          model=settings.model)
-        s.flush()
-        view = job_to_dict(job)
+        view = job_to_dict(SimpleNamespace(**job))
     EventLog(stack.redis()).publish(view["job_id"], "queued", view)
     return view["job_id"]
 

@@ -148,7 +148,7 @@ def _run_jobs(stack: Stack, count: int) -> float:
         tenant = get_or_create_tenant(s, "bench-conversations")
         for _ in range(count):
             job_ids.append(create_job(s, tenant_id=tenant.id, conversation_id=None,
-                                      message=QUESTION, model=settings.model).id)
+                                      message=QUESTION, model=settings.model)["id"])
     celery = make_celery(settings)
     started = time.perf_counter()
     enqueue_jobs(celery, session_factory(settings.database_url), job_ids)

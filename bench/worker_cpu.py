@@ -96,7 +96,7 @@ def _create(settings, count: int) -> list[str]:
     with session_scope(settings.database_url) as s:
         tenant = get_or_create_tenant(s, "bench-worker-cpu")
         return [create_job(s, tenant_id=tenant.id, conversation_id=None, message=QUESTION,
-                           model=settings.model).id for _ in range(count)]
+                           model=settings.model)["id"] for _ in range(count)]
 
 
 def _run(runner, ids: list[str], threads: int, run=None) -> None:

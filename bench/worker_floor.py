@@ -94,7 +94,7 @@ def job_requests(stack: Stack) -> list[dict]:
     with session_scope(stack.settings.database_url) as s:
         tenant = get_or_create_tenant(s, "bench-worker-floor")
         job_id = create_job(s, tenant_id=tenant.id, conversation_id=None, message=QUESTION,
-                            model=stack.settings.model).id
+                            model=stack.settings.model)["id"]
     status = JobRunner(stack.settings).run(job_id)
     if status != "succeeded":
         raise RuntimeError(f"the floor's sample job ended {status}")

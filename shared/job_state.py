@@ -34,9 +34,9 @@ it. The date itself is private to this module: others ask :func:`is_held` of a r
 filter with :func:`held_clause` and create with :func:`held_values`. A later migration
 could make it a real state (a ``held`` status or flag) by changing only those three.
 
-A job is created with its question (the user message) in the same
-transaction: ``create_job`` through a session (a batch's many jobs go in one flush),
-``insert_job`` with prebuilt Core statements (one submit, its hot path).
+A job is created with its question (the user message) in the same transaction, one
+way: ``insert_job``'s prebuilt Core statements, on a connection (a submit) or inside a
+Session's transaction (``create_job``: a batch, ``sunrise ask``).
 """
 from __future__ import annotations
 
@@ -141,21 +141,16 @@ CANCEL_FLAG = select(col.cancel_requested).where(col.id == bindparam("job_id"))
 
 
 def create_job(s: Session, *, tenant_id: int, conversation_id: str | None, message: str,
-               model: str, enqueued_at: dt.datetime | None = None, **extra: Any) -> Job:
-    """Add a queued job and its question (the user message) to ``s``; returns the job.
+               model: str, enqueued_at: dt.datetime | None = None, **extra: Any) -> dict[str, Any]:
+    """:func:`insert_job` in ``s``'s transaction: what ``s`` holds is flushed first (a
+    batch's row, a conversation it started), then the job and its question are written.
 
-    Without ``conversation_id`` the question starts a conversation, titled after it.
-    ``enqueued_at``: set when the caller sends the job right after committing (saving a
-    transaction), unset otherwise; a batch's job passes :func:`held_values` instead.
-    ``extra`` are other ``Job`` columns (batch, queue, idempotency key...). Nothing is flushed.
+    The one way a job is made, for callers holding a Session (a batch, ``sunrise ask``);
+    returns the new job's columns as ``insert_job`` does.
     """
-    if conversation_id is None:
-        conversation_id = start_conversation(s, tenant_id, message).id
-    job = Job(id=new_id(), tenant_id=tenant_id, conversation_id=conversation_id,
-              message=message, model=model, enqueued_at=enqueued_at, **extra)
-    s.add(job)
-    s.add(Message(conversation_id=conversation_id, job_id=job.id, role="user", text=message))
-    return job
+    s.flush()
+    return insert_job(s.connection(), tenant_id=tenant_id, conversation_id=conversation_id,
+                      message=message, model=model, enqueued_at=enqueued_at, **extra)
 
 
 # A new job's columns as the model's defaults give them (id and created_at are set per

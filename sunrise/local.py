@@ -49,7 +49,7 @@ def ask_local(settings: Settings, question: str, *, conversation_id: str | None 
         conversation = s.get(Conversation, conversation_id) if conversation_id else None
         job_id = create_job(s, tenant_id=tenant_id, conversation_id=conversation and conversation.id,
                             message=question, model=settings.model, dataset_id=dataset_id,
-                            dataset_version=version).id
+                            dataset_version=version)["id"]
     (runner or JobRunner(settings, events=events)).run(job_id)
     with session_scope(settings.database_url) as s:
         return job_to_dict(s.get(Job, job_id))
