@@ -45,7 +45,7 @@ class Settings(BaseSettings):
         default=None, validation_alias=AliasChoices("ANTHROPIC_BASE_URL", "SUNRISE_ANTHROPIC_BASE_URL")
     )
 
-    # The agent loop. Thinking and effort are explained in README ("How an answer is
+    # The agent loop. Thinking and effort are explained in docs/model.md ("How an answer is
     # made"); max_tokens caps thinking plus the answer, so it leaves room for both
     # (and is lowered to the model's own output limit when that is smaller).
     thinking: Literal["adaptive", "between_tools", "off"] = "adaptive"

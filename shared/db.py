@@ -22,10 +22,9 @@ LOCK_WAIT_TIMEOUT_S = 10
 def make_engine(database_url: str, *, pool_size: int = 30, max_overflow: int = 0) -> Engine:
     """A pooled engine for ``database_url``; MariaDB gets utf8mb4 and liveness checks.
 
-    At most 30 connections per process, as before, but all of them are kept: with
-    overflow connections a worker's many threads opened and closed one per short
-    transaction (a PyMySQL connect costs a handshake and an SSL context, ~10 ms of
-    CPU per job in bench/engine_overhead.py). A thread past 30 waits for a free one.
+    At most 30 connections per process, and all of them are kept: with overflow
+    connections a worker's many threads opened and closed one per short transaction,
+    each a handshake and an SSL context. A thread past 30 waits for a free one.
     """
     if database_url.startswith("sqlite"):
         engine = create_engine(
@@ -63,8 +62,7 @@ def checkout(engine: Engine, *, ping_after_idle_s: float = 0.0) -> PoolProxiedCo
     checkout is).
 
     For callers that retry a lost connection themselves (the worker's job writes,
-    ``worker/jobs/store.py``): a ping is a round trip (~80 µs of CPU) on every checkout,
-    four per job. Unpinged, a connection the server closed within that time fails its
+    ``worker/jobs/store.py``): a ping is a round trip on every checkout, four per job. Unpinged, a connection the server closed within that time fails its
     first statement instead, which invalidates the whole pool (``shared/driver_sql.py``),
     and the caller's retry gets a fresh one.
     """
@@ -101,8 +99,8 @@ def _reset_open_transaction(dbapi_conn, _record, reset_state) -> None:
     The pool's default rolls back every connection it takes back, but a ``Connection``
     already rolls back a transaction it leaves open, so after a commit that was one
     more round trip per transaction for nothing (six per job in the worker). PyMySQL
-    knows from the server's last reply whether a transaction is open; another driver
-    is rolled back as before.
+    knows from the server's last reply whether a transaction is open; another driver's
+    connection is rolled back by the pool as usual.
     """
     if reset_state.terminate_only or reset_state.transaction_was_reset:
         return

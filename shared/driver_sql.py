@@ -2,8 +2,7 @@
 
 Why: SQLAlchemy's execution path (a ``Connection`` and its transaction object, an
 execution context, the compiled-cache lookup, a ``Result``) costs more CPU per
-statement than PyMySQL's own work (BENCHMARKS.md: ≈ 82 µs against ≈ 37 µs), and the
-worker makes nine statements in four transactions per job. Here each statement is
+statement than PyMySQL's own work, about twice as much, and the worker makes nine statements in four transactions per job. Here each statement is
 compiled once per dialect and set of parameter names -- the same SQL text Core sends --
 its values go through the column types' own bind processors, and it runs on a
 connection checked out of the engine's pool, whose recycling and reset on return are
