@@ -10,7 +10,7 @@ import datetime as dt
 import pytest
 from sqlalchemy import func, select, update
 
-from shared.celery_factory import CHAT_QUEUE, make_celery
+from shared.celery_factory import CHAT_QUEUE, REPORTS_QUEUE, make_celery
 from shared.db import session_scope
 from shared.events import EventLog
 from shared.job_view import job_to_dict
@@ -99,6 +99,21 @@ def test_a_lost_message_is_resent_but_a_waiting_one_is_not_duplicated(settings, 
     redis_for(settings.redis_url).flushdb()  # Redis restarted empty
     assert reaper.run_once()["requeued"] == 1
     assert _queued_messages(settings) == 1
+
+
+def test_held_batch_jobs_do_not_make_a_waiting_message_look_lost(settings, client, auth,
+                                                                  reaper):
+    # A batch of three: the first question is released (its message waits in the
+    # reports queue), the other two are held. Held jobs have no message by design, so
+    # they must not count among the jobs the broker should hold messages for.
+    batch = client.post("/v1/batches", json={"questions": [f"Q{i} how many flights?"
+                                                           for i in range(3)]},
+                        headers=auth).get_json()
+    first = batch["job_ids"][0]
+    _set(settings, first, enqueued_at=_ago(60))
+    assert redis_for(settings.redis_url).llen(REPORTS_QUEUE) == 1
+    assert reaper.run_once()["requeued"] == 0, "its message is still in the queue"
+    assert redis_for(settings.redis_url).llen(REPORTS_QUEUE) == 1
 
 
 def test_a_zombie_attempt_cannot_overwrite_the_attempt_that_replaced_it(settings, client, auth,

@@ -208,8 +208,11 @@ class Reaper:
                     (Job.id.in_(back)) | (Job.enqueued_at.is_(None) & (Job.created_at < never_sent)),
             ).order_by(Job.created_at).limit(1000)):
                 todo.setdefault(queue, []).append(job_id)
+            # Sent and not yet claimed: each should have its message in the broker. Held
+            # batch jobs have none until released, so they are not counted.
             waiting = dict(s.execute(select(Job.queue, func.count()).where(
-                Job.status == "queued", Job.enqueued_at.is_not(None)).group_by(Job.queue)).all())
+                Job.status == "queued", Job.enqueued_at.is_not(None),
+                ~job_state.held_clause(Job)).group_by(Job.queue)).all())
             for queue, count in waiting.items():
                 depth = self._messages_held(queue)
                 if depth is None or depth >= count:
