@@ -164,6 +164,10 @@ class Settings(BaseSettings):
     import_max_columns: int = Field(default=2_000, ge=1)
     import_max_sheet_cells: int = Field(default=10_000_000, ge=1)
     import_source_memory_limit: str = "1GB"
+    # Per-tenant quota (api/services/dataset_quota.py): datasets not deleted, and bytes
+    # stored under data_dir for them (sources and every version). 0 means unlimited.
+    tenant_max_datasets: int = Field(default=100, ge=0)
+    tenant_max_bytes: int = Field(default=50 * 2**30, ge=0)
     # The whole per-dataset system prompt, estimated as worker/jobs/history.estimate_tokens does.
     dataset_prompt_token_budget: int = 16_000
     # Fernet keys sealing stored secrets (a live dataset's URL), comma-separated: the

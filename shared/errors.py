@@ -62,6 +62,18 @@ class RateLimited(SunriseError):
     code, title = "rate_limited", "Too many requests"
 
 
+class DatasetQuotaExceeded(SunriseError):
+    """The tenant has as many datasets as its quota allows (429)."""
+
+    code, title = "dataset_quota_exceeded", "Dataset quota exceeded"
+
+
+class StorageQuotaExceeded(SunriseError):
+    """The tenant's stored dataset bytes would pass its quota (413)."""
+
+    code, title = "storage_quota_exceeded", "Storage quota exceeded"
+
+
 class ServiceUnavailable(SunriseError):
     code, title = "service_unavailable", "Service unavailable"
 

@@ -59,7 +59,7 @@ def create_dataset():
 
 
 @spec.doc("GET", "/v1/datasets", "Your datasets, newest first, with their tables (cursor "
-          "pagination; 100 a page unless ?limit= says fewer).", query=DatasetListQuery,
+          "pagination; 100 a page unless ?limit= says fewer), and your quota use.", query=DatasetListQuery,
           responses={200: DatasetList}, tag="datasets")
 @bp.get("")
 def list_datasets():
@@ -87,7 +87,7 @@ def patch_dataset(dataset_id: str):
 
 @spec.doc("POST", "/v1/datasets/{dataset_id}/refresh", "Re-import the same sources as a new "
           "version; the current one serves until it is ready.",
-          responses={202: DatasetAccepted, 409: None}, tag="datasets")
+          responses={202: DatasetAccepted, 409: None, 413: None}, tag="datasets")
 @bp.post("/<dataset_id>/refresh")
 def refresh_dataset(dataset_id: str):
     return _accepted(dataset_service.refresh_dataset(resources(), g.tenant_id, dataset_id))

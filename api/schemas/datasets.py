@@ -120,9 +120,21 @@ class DatasetSummaryOut(DatasetOut):
     tables: list[TableSummaryOut]
 
 
+class DatasetUsage(BaseModel):
+    """The tenant's quota use (every dataset of the tenant, not only this page's)."""
+
+    datasets: int = Field(description="Datasets you have (deleted ones not counted).")
+    bytes: int = Field(description="Bytes their sources and versions store.")
+    max_datasets: int = Field(description="Your dataset limit; 0: unlimited. Past it "
+                                          "creating a dataset is 429.")
+    max_bytes: int = Field(description="Your stored-bytes limit; 0: unlimited. Past it an "
+                                       "upload or a refresh is 413.")
+
+
 class DatasetList(BaseModel):
     items: list[DatasetSummaryOut]
     next_cursor: str | None
+    usage: DatasetUsage
 
 
 class DatasetListQuery(ListQuery):

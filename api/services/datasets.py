@@ -21,6 +21,7 @@ from api.links import dataset_event_data, linked_dataset
 from api.pagination import after_cursor, page
 from api.resources import Resources
 from api.schemas.datasets import DatasetCreate, DatasetPatch
+from api.services.dataset_quota import check_room, tenant_usage
 from api.sse import already_delivered, event_stream, stored_end
 from api.sse_subscribers import subscriber_callbacks
 from api.uploads import file_digest
@@ -58,7 +59,9 @@ def create_from_files(res: Resources, tenant_id: int, name: str, files,
     as the sources of a new dataset and send its first import.
 
     Every file is checked first (named, not empty, of a kind the engine reads); a bad
-    one raises (ImportFailed family: 422/415) and nothing is kept. Raises
+    one raises (ImportFailed family: 422/415) and nothing is kept. Past the tenant's
+    quota (``dataset_quota.py``, the new files' bytes counted) it raises 429/413 and
+    nothing is kept either. Raises
     ValidationFailed without files. With an ``idempotency_key`` already used for the
     same name and file contents, the first request's answer comes back and nothing is
     kept; with other ones, Conflict.
@@ -83,6 +86,9 @@ def create_from_files(res: Resources, tenant_id: int, name: str, files,
     digest = _files_hash(name, checked) if idempotency_key else None
     if idempotency_key and (first := _replay(res, tenant_id, idempotency_key, digest)):
         return first  # the spooled copies go with the request (api/uploads.py)
+    with res.session() as s:
+        check_room(s, res.settings, tenant_id, new_datasets=1,
+                   new_bytes=sum(os.path.getsize(stream.name) for stream, _, _ in checked))
     folder.mkdir(parents=True, exist_ok=True)
     for stream, _, relative in checked:
         os.rename(stream.name, Path(res.settings.data_dir) / relative)
@@ -116,8 +122,9 @@ def create_from_database(res: Resources, tenant_id: int, body: DatasetCreate,
     """A new dataset snapshotting a live database; its URL is kept for the import and
     refreshes, and never shown (``sources`` holds it masked). The URL is refused (422,
     SourceRefused, nothing kept) when it carries a parameter other than TLS ones, names
-    no host, or a destination the outbound policy refuses (``shared/outbound.py``). An
-    ``idempotency_key`` works as for files, on the JSON body."""
+    no host, or a destination the outbound policy refuses (``shared/outbound.py``); 429/413
+    past the tenant's quota. An ``idempotency_key`` works as for files, on the JSON
+    body."""
     digest = body_hash(body) if idempotency_key else None
     if idempotency_key and (first := _replay(res, tenant_id, idempotency_key, digest)):
         return first
@@ -131,6 +138,8 @@ def create_from_database(res: Resources, tenant_id: int, body: DatasetCreate,
                                 f"{source.parsed().drivername!r} here; use postgresql:// "
                                 "or mysql:// (mariadb://).", source="url") from None
     source.check()
+    with res.session() as s:
+        check_room(s, res.settings, tenant_id, new_datasets=1, new_bytes=1)
     return _commit_new(res, tenant_id, new_id(), body.name, [source.as_dict()],
                        body.source.url, idempotency_key, digest)
 
@@ -182,15 +191,18 @@ def _view(s, row: Dataset, *, columns: bool = True) -> dict:
 
 
 def list_datasets(res: Resources, tenant_id: int, *, limit: int, cursor: str | None) -> dict:
-    """One page of the tenant's datasets, newest first: ``{"items", "next_cursor"}``
-    (keyset pagination, ``api/pagination.py``), tables without their columns (those are
-    in ``get_dataset``). Raises BadRequest for a foreign cursor."""
+    """One page of the tenant's datasets, newest first: ``{"items", "next_cursor",
+    "usage"}`` (keyset pagination, ``api/pagination.py``), tables without their columns
+    (those are in ``get_dataset``), ``usage`` the tenant's quota use
+    (``dataset_quota.py``). Raises BadRequest for a foreign cursor."""
     stmt = after_cursor(select(Dataset).where(Dataset.tenant_id == tenant_id,
                                               Dataset.deleted_at.is_(None)),
                         Dataset.created_at, Dataset.id, cursor)
     with res.session() as s:
         rows = s.scalars(stmt.limit(limit + 1)).all()
-        return page(rows, limit, lambda d: (d.created_at, d.id), lambda d: _view(s, d, columns=False))
+        listed = page(rows, limit, lambda d: (d.created_at, d.id),
+                      lambda d: _view(s, d, columns=False))
+        return {**listed, "usage": tenant_usage(s, res.settings, tenant_id).as_dict()}
 
 
 def get_dataset(res: Resources, tenant_id: int, dataset_id: str) -> dict:
@@ -246,9 +258,11 @@ def patch_dataset(res: Resources, tenant_id: int, dataset_id: str, body: Dataset
 
 def refresh_dataset(res: Resources, tenant_id: int, dataset_id: str) -> dict:
     """Start a re-import of the same sources as the next version; the current version
-    serves until it is ready. Conflict while an import runs."""
+    serves until it is ready. Conflict while an import runs; StorageQuotaExceeded (413)
+    when the tenant's stored bytes leave no room for another version."""
     with res.session() as s:
         row = _owned(s, tenant_id, dataset_id, lock=True)
+        check_room(s, res.settings, tenant_id, new_datasets=0, new_bytes=1)
         if not dataset_state.REFRESH.apply(s, dataset_id=dataset_id, now=utcnow()):
             raise Conflict(f"Dataset {dataset_id} is importing version "
                            f"{row.building_version} already; wait for it to end.")

@@ -56,6 +56,10 @@ def test_coverage_and_fuzzing_phases_find_no_5xx_and_no_schema_violation(fuzzed_
         [sys.executable, "-m", "schemathesis.cli", "run", f"{fuzzed_api.base_url}/openapi.json",
          "--phases", "coverage,fuzzing", "--checks", CHECKS,
          "--header", f"Authorization: Bearer {fuzz_key}",
+         # The fuzzer learns key ids from GET /v1/keys and would revoke its own key, so
+         # that every later operation is a 401 it cannot judge: revocation is covered by
+         # tests/api/test_keys_api.py instead (its 204, 404 and problem+json).
+         "--exclude-name", "DELETE /v1/keys/{key_id}",
          "--max-examples", "50", "--seed", "20261130", "--generation-deterministic",
          "--workers", "1", "--request-timeout", "40",
          "--no-color", "--report-dir", str(tmp_path)],
