@@ -56,7 +56,7 @@ def check_room(session: Session, settings: Settings, tenant_id: int, *, new_data
     """
     usage = tenant_usage(session, settings, tenant_id)
     facts = {"usage": usage.as_dict()}
-    if usage.max_datasets and usage.datasets + new_datasets > usage.max_datasets:
+    if new_datasets and usage.max_datasets and usage.datasets + new_datasets > usage.max_datasets:
         raise DatasetQuotaExceeded(
             f"You have {usage.datasets} datasets; your limit is {usage.max_datasets}. "
             "Delete one to make room.", **facts)
