@@ -67,7 +67,10 @@ def _in_thread(importer: DatasetImporter, dataset_id: str) -> tuple[threading.Th
 def test_a_hostile_xlsx_fails_its_import_and_the_worker_and_its_chat_job_go_on(
         client, auth, settings, fake_llm, launcher):
     fake_llm.latency(1500)  # the chat job is surely in flight while the import runs
-    worker = launcher.worker("only")
+    # The sheet's extent check (tests/datasets/test_import_limits.py) refuses this file
+    # before it is loaded; here it is lifted, so the file reaches the Excel reader and
+    # aborts it: the import's own process is the layer under test.
+    worker = launcher.worker("only", import_max_sheet_cells=10**15, import_max_columns=10**6)
     job_id = client.post("/v1/jobs", json={"message": "How many flights are there?"},
                          headers=auth).get_json()["job_id"]
     wait_until(lambda: all_in(settings, [job_id], ("running",)), timeout=60, interval=0.05)
