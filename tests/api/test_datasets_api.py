@@ -224,6 +224,7 @@ def test_a_retried_upload_with_its_idempotency_key_makes_one_dataset(client, aut
     assert dataset_folders(settings) - folders_before == {first.get_json()["dataset_id"]}
 
 
+@pytest.mark.slow  # two large uploads racing
 def test_two_uploads_racing_with_one_key_make_one_dataset_and_keep_one_copy(app, auth, settings):
     key = {**auth, "Idempotency-Key": "race-1"}
     folders_before = dataset_folders(settings)

@@ -2,9 +2,14 @@
 tenant's keys without their secrets and revokes one without SQL."""
 from __future__ import annotations
 
+import pytest
+
 from shared.db import session_scope
 from shared.keys import tenant_for_key
 from tests.cli.test_cli import cli_env, sunrise  # noqa: F401  (the fixture)
+
+# Each command is a `sunrise` process of its own, as the other CLI tests' are.
+pytestmark = pytest.mark.slow
 
 
 def test_list_shows_keys_without_secrets_and_revoke_stops_the_key(cli_env):  # noqa: F811

@@ -37,6 +37,7 @@ def snapshot(client, auth, url: str, tables: list[str] | None = None) -> dict:
     return resp.get_json()
 
 
+@pytest.mark.slow  # two live snapshots and a job
 def test_a_snapshot_refreshes_to_v2_while_a_job_pinned_to_v1_still_answers_from_v1(
         server, client, auth, settings, held):
     server.run("DELETE FROM measures WHERE id > 3")

@@ -96,6 +96,7 @@ def test_a_rogue_server_asking_for_a_local_file_gets_nothing(build, tmp_path):
     assert log.file_bytes == b""
 
 
+@pytest.mark.slow  # waits out the drivers' timeouts
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("scheme", ["mysql", "postgresql"])
 def test_a_server_that_accepts_and_stays_silent_times_out(build, scheme):
@@ -110,6 +111,7 @@ def _closed_port() -> int:
         return sock.getsockname()[1]
 
 
+@pytest.mark.slow  # waits out the drivers' timeouts
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("scheme", ["mysql", "postgresql"])
 def test_every_network_failure_reads_the_same(build, scheme):
