@@ -63,16 +63,27 @@ def check_annotations(annotations: Annotations, tables: Sequence[Any]) -> None:
 
 
 def describe_tables(tables: Sequence[Any], annotations: Annotations | None = None) -> list[dict]:
-    """``[{"name","rows","description","columns":[{"name","type","description",...}]}]``."""
+    """``[{"name","rows","description","warnings","columns":[{"name","type","description",
+    "original","format",...}]}]``. A description people wrote wins over the import's note."""
     annotations = annotations or Annotations()
     described = []
     for table in tables:
         data = _as_dict(table)
         notes = annotations.table(data["name"])
-        data = {**data, "columns": [dict(c) for c in data["columns"]]}
-        data["description"] = notes.description
-        for column in data["columns"]:
-            column["description"] = notes.columns.get(column["name"])
+        columns = []
+        for stored in data["columns"]:
+            column = {**stored, "original": stored.get("original"),
+                      "format": stored.get("format")}
+            note = column.pop("note", None)
+            column["description"] = notes.columns.get(column["name"]) or note
+            columns.append(column)
         described.append({"name": data["name"], "rows": data["rows"],
-                          "description": data["description"], "columns": data["columns"]})
+                          "description": notes.description or data.get("note"),
+                          "warnings": list(data.get("warnings") or ()), "columns": columns})
     return described
+
+
+def import_warnings(tables: Sequence[Any]) -> list[dict]:
+    """Every table's import warnings as ``[{"table", "message"}]``, tables in order."""
+    return [{"table": data["name"], "message": message}
+            for data in map(_as_dict, tables) for message in data.get("warnings") or ()]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from shared.dataset_annotations import Annotations, describe_tables
+from shared.dataset_annotations import Annotations, describe_tables, import_warnings
 from shared.models import Dataset, DatasetVersion, iso
 
 
@@ -29,7 +29,7 @@ def dataset_to_dict(dataset: Dataset, version: DatasetVersion | None, *,
     annotations = annotations_of(dataset)
     tables = describe_tables(version.tables, annotations) if version is not None else []
     if not columns:
-        tables = [{key: table[key] for key in ("name", "rows", "description")}
+        tables = [{key: table[key] for key in ("name", "rows", "description", "warnings")}
                   for table in tables]
     return {
         "dataset_id": dataset.id,
@@ -40,6 +40,7 @@ def dataset_to_dict(dataset: Dataset, version: DatasetVersion | None, *,
         "description": annotations.description,
         "error": dataset.error,
         "tables": tables,
+        "warnings": import_warnings(version.tables) if version is not None else [],
         "glossary": annotations.glossary,
         "examples": [e.model_dump() for e in annotations.examples],
         "sources": public_sources(dataset),

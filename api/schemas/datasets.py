@@ -65,7 +65,13 @@ class TopValueOut(BaseModel):
 class ColumnOut(BaseModel):
     name: str
     type: str = Field(description="The DuckDB type.")
-    description: str | None
+    description: str | None = Field(description="What people wrote about the column, else "
+                                    "what the import says of it (e.g. how percents are stored).")
+    original: str | None = Field(default=None, description="The form the values had in the "
+                                 "source when the import converted them, e.g. "
+                                 "\"text like `$1,017.87`\".")
+    format: str | None = Field(default=None, description="How converted values were read, "
+                               "e.g. \"decimal_comma\" or \"%d/%m/%Y\".")
     null_fraction: float
     distinct: int
     min: Any
@@ -76,11 +82,20 @@ class ColumnOut(BaseModel):
 class TableSummaryOut(BaseModel):
     name: str
     rows: int
-    description: str | None
+    description: str | None = Field(description="What people wrote about the table, else "
+                                    "what the import did to it (e.g. totals rows left out).")
+    warnings: list[str] = Field(default_factory=list, description="What the import could "
+                                "not read as a person would, and why (e.g. a column of "
+                                "ambiguous dates kept as text).")
 
 
 class TableOut(TableSummaryOut):
     columns: list[ColumnOut]
+
+
+class ImportWarning(BaseModel):
+    table: str
+    message: str
 
 
 class ExampleOut(BaseModel):
@@ -105,6 +120,8 @@ class DatasetOut(BaseModel):
     error: dict[str, Any] | None = Field(description="Why the last import failed: a problem "
                                          "detail naming the file and line or row.")
     tables: list[TableOut]
+    warnings: list[ImportWarning] = Field(default_factory=list, description="Every table's "
+                                          "import warnings, in one list.")
     glossary: dict[str, str]
     examples: list[ExampleOut]
     sources: list[SourceOut]

@@ -112,7 +112,8 @@ def build_version(sources: Sequence[Source], data_dir: str | Path, dataset_id: s
                 first = len(target.tables)
                 _load(importer, source, target)
                 made.append({**source.as_dict(), "tables": target.tables[first:]})
-            profiles = tuple(profile_tables(con, target.tables))
+            profiles = tuple(profile.with_notes(target.notes.get(profile.name))
+                             for profile in profile_tables(con, target.tables))
             con.execute("CHECKPOINT")
         finally:
             con.close()

@@ -15,6 +15,14 @@ estimate (within a few per cent) and ``top_values`` is empty.
 ``min``/``max``/``top_values`` are given for numbers, text, booleans, dates and times
 (as JSON-ready values: ISO text for dates and times, floats for decimals); other types
 (blobs, lists, structs) only get the counts.
+
+What the import learnt about the data on the way (``ImportNotes``, collected by the
+import target) rides along: per column the ``original`` form of converted values ("text
+like `$1,017.87`"), the ``format`` they were read with ("decimal_comma", "%d/%m/%Y")
+and a ``note`` (the import's own description of the column); per table a ``note`` (rows
+left out, such as totals) and the ``warnings`` a person should read (what stayed text,
+and why). They are left out of ``as_dict`` when empty, so a version stored before they
+existed reads back the same.
 """
 from __future__ import annotations
 
@@ -22,7 +30,7 @@ import datetime as dt
 import decimal
 import math
 import uuid
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import duckdb
@@ -52,6 +60,9 @@ class ColumnProfile:
     min: Any = None
     max: Any = None
     top_values: tuple[TopValue, ...] = ()
+    original: str | None = None
+    format: str | None = None
+    note: str | None = None
 
     @property
     def text(self) -> bool:
@@ -68,10 +79,24 @@ class TableProfile:
     name: str
     rows: int
     columns: tuple[ColumnProfile, ...] = field(default_factory=tuple)
+    note: str | None = None
+    warnings: tuple[str, ...] = ()
 
     def as_dict(self) -> dict:
-        """JSON-ready, in the API's shape (without descriptions, which are annotations)."""
-        return asdict(self)
+        """JSON-ready, in the API's shape (without descriptions, which are annotations);
+        the import's notes only where there are some."""
+        data = asdict(self)
+        for column in data["columns"]:
+            for key in _COLUMN_NOTES:
+                if column[key] is None:
+                    del column[key]
+        if self.note is None:
+            del data["note"]
+        if self.warnings:
+            data["warnings"] = list(self.warnings)
+        else:
+            del data["warnings"]
+        return data
 
     @classmethod
     def from_dict(cls, data: dict) -> TableProfile:
@@ -79,9 +104,37 @@ class TableProfile:
         columns = tuple(
             ColumnProfile(c["name"], c["type"], c["null_fraction"], c["distinct"], c.get("min"),
                           c.get("max"), tuple(TopValue(t["value"], t["count"])
-                                              for t in c.get("top_values") or ()))
+                                              for t in c.get("top_values") or ()),
+                          *(c.get(key) for key in _COLUMN_NOTES))
             for c in data["columns"])
-        return cls(data["name"], data["rows"], columns)
+        return cls(data["name"], data["rows"], columns, data.get("note"),
+                   tuple(data.get("warnings") or ()))
+
+    def with_notes(self, notes: ImportNotes | None) -> TableProfile:
+        """This profile with what the import noted about its table and columns."""
+        if notes is None:
+            return self
+        columns = tuple(replace(c, **notes.columns[c.name]) if c.name in notes.columns else c
+                        for c in self.columns)
+        return replace(self, columns=columns, note=notes.note or self.note,
+                       warnings=self.warnings + tuple(notes.warnings))
+
+
+_COLUMN_NOTES = ("original", "format", "note")
+
+
+@dataclass
+class ImportNotes:
+    """What an import noted about one table: per column ``{"original", "format", "note"}``
+    (any of them), the table's ``note`` and its ``warnings``, in the order raised."""
+
+    columns: dict[str, dict[str, str]] = field(default_factory=dict)
+    note: str | None = None
+    warnings: list[str] = field(default_factory=list)
+
+    def rename_column(self, old: str, new: str) -> None:
+        if old in self.columns:
+            self.columns[new] = self.columns.pop(old)
 
 
 def profile_tables(con: duckdb.DuckDBPyConnection, tables: list[str] | None = None) -> list[TableProfile]:

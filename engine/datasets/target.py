@@ -21,6 +21,7 @@ import duckdb
 
 from engine.datasets.limits import ImportBudget, ImportLimits
 from engine.datasets.naming import NameBook, quote_ident
+from engine.datasets.profile import ImportNotes
 
 logger = logging.getLogger(__name__)
 
@@ -64,6 +65,7 @@ class ImportTarget:
         self._names = NameBook()
         self._lock = threading.Lock()
         self.tables: list[str] = []
+        self.notes: dict[str, ImportNotes] = {}
         self._finished_rows = 0
 
     def scratch_file(self, name: str) -> Path:
@@ -76,6 +78,28 @@ class ImportTarget:
     def table_name(self, wanted: str) -> str:
         """A safe identifier for a new table, unique in this dataset."""
         return self._names.claim(wanted, "data")
+
+    def note_column(self, table: str, column: str, *, original: str | None = None,
+                    format: str | None = None, note: str | None = None) -> None:
+        """Record how ``column`` was read: its values' ``original`` form ("text like
+        `$1,017.87`"), the ``format`` they were read with and a ``note`` describing it.
+        Names as they are now; ``finish_table`` follows its renames."""
+        given = {k: v for k, v in (("original", original), ("format", format),
+                                   ("note", note)) if v is not None}
+        self._notes(table).columns.setdefault(column, {}).update(given)
+
+    def note_table(self, table: str, note: str) -> None:
+        """Describe what the import did to ``table`` as a whole (rows it left out...)."""
+        notes = self._notes(table)
+        notes.note = f"{notes.note} {note}" if notes.note else note
+
+    def warn(self, table: str, message: str) -> None:
+        """A warning a person should read about ``table`` (what stayed text, and why)."""
+        self._notes(table).warnings.append(message)
+        logger.info("import warning for %s: %s", table, message)
+
+    def _notes(self, table: str) -> ImportNotes:
+        return self.notes.setdefault(table, ImportNotes())
 
     def report(self, table: str, rows: int | None, *, percent: float | None = None) -> None:
         """Tell the caller how far ``table`` has got. May run on a helper thread."""
@@ -138,6 +162,12 @@ class ImportTarget:
             self._rename_column(table, name, f"sunrise_renaming_{index}")
         for index, (_, safe) in enumerate(renames):
             self._rename_column(table, f"sunrise_renaming_{index}", safe)
+        notes = self.notes.get(table)
+        if notes is not None:
+            for index, (name, _) in enumerate(renames):
+                notes.rename_column(name, f"sunrise_renaming_{index}")
+            for index, (_, safe) in enumerate(renames):
+                notes.rename_column(f"sunrise_renaming_{index}", safe)
         (rows,) = self.con.execute(f"SELECT count(*) FROM {quote_ident(table)}").fetchone()
         self.budget.add_rows(rows, source or table)
         self.tables.append(table)

@@ -66,7 +66,8 @@ def test_a_csv_with_na_nulls_uploads_imports_and_answers_a_question_with_a_chart
     assert [d["dataset_id"] for d in listed] == [body["dataset_id"]]
     # A list page carries each table's name, rows and description, not its column
     # profiles (thousands of columns with their top values); the dataset itself has them.
-    assert listed[0]["tables"] == [{"name": "sales", "rows": 5, "description": None}]
+    assert listed[0]["tables"] == [{"name": "sales", "rows": 5, "description": None,
+                                   "warnings": []}]
 
     job = client.post("/v1/jobs", headers=auth, json={
         "message": "What is the total revenue by region?",

@@ -89,3 +89,22 @@ def test_a_wide_table_counts_values_of_every_column():
     (wide,) = profile_tables(con)
     assert [c.distinct for c in wide.columns] == [n % 5 + 2 for n in range(70)]
     assert all(sum(t.count for t in c.top_values) == 1000 for c in wide.columns)
+
+
+def test_import_notes_ride_along_and_a_stored_profile_without_them_reads_back_the_same():
+    import json
+
+    from engine.datasets.profile import ImportNotes, TableProfile
+    plain = {"name": "t", "rows": 2, "columns": [
+        {"name": "amount", "type": "DOUBLE", "null_fraction": 0.0, "distinct": 2, "min": 1.0,
+         "max": 2.0, "top_values": [{"value": 1.0, "count": 1}]}]}
+    assert json.loads(json.dumps(TableProfile.from_dict(plain).as_dict())) == plain
+    notes = ImportNotes({"amount": {"original": "text like `$1.00`", "format": "currency"}},
+                        "1 totals row left out.", ["column x stayed text: mixed dates"])
+    noted = TableProfile.from_dict(plain).with_notes(notes)
+    stored = noted.as_dict()
+    assert stored["columns"][0]["original"] == "text like `$1.00`"
+    assert "note" not in stored["columns"][0]
+    assert stored["note"] == "1 totals row left out."
+    assert stored["warnings"] == ["column x stayed text: mixed dates"]
+    assert TableProfile.from_dict(stored) == noted
