@@ -21,12 +21,12 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import click
-import httpx
 from rich.console import Console
 
+from sunrise.cli.api_failure import api_failure
 from sunrise.cli.api_options import API_OPTIONS, key_from_environment
 from sunrise.cli.dataset_output import ImportProgressBar, print_dataset, print_datasets
-from sunrise.client import DATASET_TERMINAL, ApiError, SunriseClient
+from sunrise.client import DATASET_TERMINAL, SunriseClient
 
 F = TypeVar("F", bound=Callable)
 SETTLE_TIMEOUT_S, SETTLE_POLL_S = 3600.0, 1.0
@@ -83,11 +83,9 @@ class _Session:
 
     def __exit__(self, exc_type, exc, tb) -> None:
         self.client.close()
-        if isinstance(exc, ApiError):
-            detail = exc.problem.get("detail") or exc.problem.get("title") or ""
-            raise click.ClickException(f"{exc.status}: {detail}") from exc
-        if isinstance(exc, httpx.HTTPError):
-            raise click.ClickException(f"the API at {self.api_url} did not answer: {exc}") from exc
+        failure = api_failure(exc, self.api_url) if exc is not None else None
+        if failure is not None:
+            raise failure from exc
 
 
 @click.group("datasets")
