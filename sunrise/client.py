@@ -195,6 +195,9 @@ class SunriseClient:
                     if resp.status_code >= 400:
                         resp.read()
                         self._check(resp)
+                    if not resp.headers.get("content-type", "").startswith("text/event-stream"):
+                        resp.read()  # a page, not an event stream: not a Sunrise API
+                        raise _not_sunrise(resp)
                     failures += 1  # until this connection delivers an event
                     for event in parse_sse(resp.iter_lines(), terminal):
                         failures = 0

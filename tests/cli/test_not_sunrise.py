@@ -76,3 +76,12 @@ def test_every_error_of_the_real_api_carries_sunrises_problem_type(client, metho
     resp = getattr(client, method)(path, headers={"Authorization": "Bearer sk-sunrise-nobody"})
     assert resp.status_code == status
     assert resp.get_json()["type"].startswith(PROBLEM_TYPE)
+
+
+def test_an_event_stream_that_is_a_page_is_not_retried_but_named():
+    with (stub_http(200, "<html><body>Sign in</body></html>") as other,
+          SunriseClient(other.url, "sk-sunrise-x") as client,
+          pytest.raises(NotSunriseApi) as caught):
+        list(client.dataset_events("ds-1", reconnects=5))
+    assert "answered 200 text/html" in str(caught.value)
+    assert len(other.requests) == 1, "asked once, not again and again"
