@@ -4,8 +4,9 @@ see the same host load.
 
 Both run the interpreter of this process; the CLI as ``python -m sunrise.cli.main`` (what
 the ``sunrise`` script runs). The figure is the median wall time of each; its ratio says
-how much the CLI adds to starting Python at all. The target is the issue's: well under
-half a second, whatever the host.
+how much the CLI adds to starting Python at all. The issue asks for well under half a
+second; on a quiet host Python starts in about 50 ms, so that is 10x, and the target is
+a ratio (the host is shared: a busy one slows both sides alike) of at most 5x.
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ import time
 from bench.figures import result, row
 
 ROUNDS, SMOKE_ROUNDS = 21, 3
-TARGET_S = 0.5
+TARGET_RATIO = 5.0
 BARE = (sys.executable, "-c", "pass")
 COMMANDS = {"sunrise --help": (sys.executable, "-m", "sunrise.cli.main", "--help"),
             "sunrise ask --help": (sys.executable, "-m", "sunrise.cli.main", "ask", "--help")}
@@ -45,8 +46,8 @@ def run(smoke: bool = False) -> dict:
     rows = [row("CLI start-up", f"`{name}` wall time (median of {rounds})",
                 f"{median[name] * 1000:.0f} ms", f"{bare * 1000:.0f} ms (`python -c pass`)",
                 median[name] / bare,
-                f"< {TARGET_S * 1000:.0f} ms" if name == "sunrise --help" else "",
-                median[name] < TARGET_S if name == "sunrise --help" else None)
+                f"≤ {TARGET_RATIO:g}×" if name == "sunrise --help" else "report",
+                median[name] / bare <= TARGET_RATIO if name == "sunrise --help" else None)
             for name in COMMANDS]
     return result("cli_startup", smoke, rows, rounds=rounds, median_s=median,
                   wall_s={name: [round(v, 4) for v in values] for name, values in walls.items()})
