@@ -10,6 +10,7 @@ from werkzeug.exceptions import HTTPException
 
 from shared.db_retry import is_unavailable
 from shared.errors import (
+    PROBLEM_TYPE,
     BadRequest,
     Conflict,
     DatasetQuotaExceeded,
@@ -29,7 +30,6 @@ from shared.errors import (
 
 logger = logging.getLogger(__name__)
 
-PROBLEM_TYPE = "https://sunrise.dev/problems/"
 # The HTTP status of each kind of domain error (the most specific class listed wins);
 # anything else is a 500.
 HTTP_STATUS: dict[type[SunriseError], int] = {

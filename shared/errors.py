@@ -3,6 +3,10 @@ says it. The API answers each kind with its HTTP status in one place
 (``api/problems.py``); the worker records a job's ``code`` on the job row."""
 from __future__ import annotations
 
+# Every problem document the API answers has a ``type`` under this URI (RFC 9457): how a
+# client tells Sunrise's errors from those of whatever else may answer at its address.
+PROBLEM_TYPE = "https://sunrise.dev/problems/"
+
 
 class SunriseError(Exception):
     """Base of every domain error: a stable machine ``code``, a ``title`` and a ``detail``

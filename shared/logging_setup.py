@@ -38,23 +38,39 @@ class ContextFilter(logging.Filter):
 
 
 def configure_logging(level: str = "INFO", fmt: str | None = None) -> None:
-    """Install one stderr handler on the root logger (idempotent)."""
-    if fmt is None:
-        from shared.config import get_settings
-
-        fmt = get_settings().log_format
+    """Install one stderr handler on the root logger (idempotent). ``fmt`` is ``text`` or
+    ``json``; None: the settings' ``log_format``, read when the first record is written
+    (so that a command which only prints its help never reads the settings)."""
     handler = logging.StreamHandler(sys.stderr)
     handler.addFilter(ContextFilter())
-    if fmt == "json":
-        handler.setFormatter(JsonFormatter(
-            "%(asctime)s %(levelname)s %(name)s %(message)s %(job_id)s %(tenant)s %(round)s",
-            rename_fields={"levelname": "level", "asctime": "time"}))
-    else:
-        handler.setFormatter(logging.Formatter(
-            "%(asctime)s %(levelname)s %(name)s [job=%(job_id)s round=%(round)s] %(message)s"))
+    handler.setFormatter(_formatter(fmt) if fmt is not None else _SettingsFormatter())
     root = logging.getLogger()
     for old in [h for h in root.handlers if getattr(h, "_sunrise", False)]:
         root.removeHandler(old)
     handler._sunrise = True  # type: ignore[attr-defined]
     root.addHandler(handler)
     root.setLevel(level.upper())
+
+
+def _formatter(fmt: str) -> logging.Formatter:
+    if fmt == "json":
+        return JsonFormatter(
+            "%(asctime)s %(levelname)s %(name)s %(message)s %(job_id)s %(tenant)s %(round)s",
+            rename_fields={"levelname": "level", "asctime": "time"})
+    return logging.Formatter(
+        "%(asctime)s %(levelname)s %(name)s [job=%(job_id)s round=%(round)s] %(message)s")
+
+
+class _SettingsFormatter(logging.Formatter):
+    """The format the settings name, chosen on the first record."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._chosen: logging.Formatter | None = None
+
+    def format(self, record: logging.LogRecord) -> str:
+        if self._chosen is None:
+            from shared.config import get_settings
+
+            self._chosen = _formatter(get_settings().log_format)
+        return self._chosen.format(record)

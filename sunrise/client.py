@@ -10,6 +10,9 @@
         for event in client.dataset_events(dataset["dataset_id"]): # import progress, then
             print(event.event, event.data)                         # ready or failed
         job = client.ask("Revenue per month?", dataset_id=dataset["dataset_id"])
+
+Every call raises ``ApiError`` for the API's problem answers and ``NotSunriseApi`` when
+what answers at ``base_url`` is not a Sunrise API (``read_answer``).
 """
 from __future__ import annotations
 
@@ -22,6 +25,8 @@ from pathlib import Path
 from typing import Any, NamedTuple, Self
 
 import httpx
+
+from shared.errors import PROBLEM_TYPE
 
 TERMINAL = ("succeeded", "failed", "cancelled")
 DATASET_TERMINAL = ("ready", "failed")
@@ -39,6 +44,54 @@ class ApiError(Exception):
         super().__init__(f"{status} {problem.get('title', '')}: {problem.get('detail', '')}")
         self.status = status
         self.problem = problem
+
+
+class NotSunriseApi(Exception):
+    """Something answered at the API's address, but not as a Sunrise API does: an error
+    without Sunrise's problem document, or a success whose body is not JSON (another
+    program on that port, or a proxy answering for a stopped API)."""
+
+    def __init__(self, url: str, status: int, content_type: str):
+        super().__init__(
+            f"the server at {url} is not a Sunrise API (it answered {status} "
+            f"{content_type or 'without a content type'}, without a Sunrise problem "
+            f"document); check --api or SUNRISE_API_URL: another program may be listening "
+            f"on that port, or a proxy answered for an API that is not running")
+        self.url = url
+        self.status = status
+
+
+def read_answer(resp: httpx.Response) -> Any:
+    """The JSON body of a Sunrise API's answer (None when empty). Raises ApiError for its
+    problem document, NotSunriseApi when what answered is not a Sunrise API."""
+    if resp.status_code >= 400:
+        problem = _sunrise_problem(resp)
+        if problem is None:
+            raise _not_sunrise(resp)
+        raise ApiError(resp.status_code, problem)
+    if not resp.content:
+        return None
+    try:
+        return resp.json()
+    except ValueError:
+        raise _not_sunrise(resp) from None
+
+
+def _sunrise_problem(resp: httpx.Response) -> dict[str, Any] | None:
+    """The problem document of a Sunrise error answer, or None when it has none (every
+    error of the API, gunicorn's own included, carries a ``type`` under PROBLEM_TYPE)."""
+    try:
+        problem = resp.json()
+    except ValueError:
+        return None
+    kind = problem.get("type") if isinstance(problem, dict) else None
+    return problem if isinstance(kind, str) and kind.startswith(PROBLEM_TYPE) else None
+
+
+def _not_sunrise(resp: httpx.Response) -> NotSunriseApi:
+    url = resp.request.url
+    return NotSunriseApi(f"{url.scheme}://{url.netloc.decode()}", resp.status_code,
+                         resp.headers.get("content-type", "").split(";")[0].strip())
 
 
 class SseEvent(NamedTuple):
@@ -67,13 +120,7 @@ class SunriseClient:
         self.close()
 
     def _check(self, resp: httpx.Response) -> Any:
-        if resp.status_code >= 400:
-            try:
-                problem = resp.json()
-            except ValueError:
-                problem = {"detail": resp.text}
-            raise ApiError(resp.status_code, problem)
-        return resp.json() if resp.content else None
+        return read_answer(resp)
 
     # -- jobs -------------------------------------------------------------------------
 
@@ -148,6 +195,9 @@ class SunriseClient:
                     if resp.status_code >= 400:
                         resp.read()
                         self._check(resp)
+                    if not resp.headers.get("content-type", "").startswith("text/event-stream"):
+                        resp.read()  # a page, not an event stream: not a Sunrise API
+                        raise _not_sunrise(resp)
                     failures += 1  # until this connection delivers an event
                     for event in parse_sse(resp.iter_lines(), terminal):
                         failures = 0

@@ -1,6 +1,7 @@
 """Datasets on the terminal (rich): the import's progress, the list, one dataset's schema."""
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -12,6 +13,11 @@ from rich.table import Table
 from sunrise.cli.console_output import LiveProgress
 
 TOP_VALUES_SHOWN = 5
+# Words of a column name that make its integers labels, not quantities: printed as
+# stored ("2013", "10001"), never with thousands separators.
+CODE_WORDS = frozenset({"id", "ids", "pk", "code", "codes", "key", "zip", "zipcode", "postcode",
+                        "serial", "sku"})
+YEAR_WORDS = frozenset({"year", "years", "yr", "yyyy"})
 
 
 class ImportProgressBar(LiveProgress):
@@ -84,8 +90,9 @@ def print_dataset(dataset: dict[str, Any], console: Console) -> None:
             grid.add_column(header)
         for c in t.get("columns") or []:
             grid.add_row(c["name"], c.get("type") or "", _fraction(c.get("null_fraction")),
-                         _plain(c.get("distinct")), _plain(c.get("min")), _plain(c.get("max")),
-                         _top_values(c.get("top_values")), c.get("description") or "")
+                         _plain(c.get("distinct")), _value(c["name"], c.get("min")),
+                         _value(c["name"], c.get("max")), _top_values(c.get("top_values")),
+                         c.get("description") or "")
         console.print(grid)
 
 
@@ -96,7 +103,24 @@ def _fraction(value: float | None) -> str:
 def _plain(value: Any) -> str:
     if value is None:
         return ""
-    return escape(f"{value:,}" if isinstance(value, int) else str(value))
+    countable = isinstance(value, int) and not isinstance(value, bool)
+    return escape(f"{value:,}" if countable else str(value))
+
+
+def _value(column: str, value: Any) -> str:
+    """A column's value as people read it: quantities with thousands separators, but a
+    year (1000-2999 in a column named like one) or an id, code, key, zip or serial as
+    written."""
+    if isinstance(value, int) and is_label(column, value):
+        return escape(str(value))
+    return _plain(value)
+
+
+def is_label(column: str, value: int) -> bool:
+    """Whether ``value`` of ``column`` names something rather than counts it."""
+    # model_year, fiscalYear, ZIP-code, CustomerID -> their words, in lower case.
+    words = set(re.split(r"[^a-z]+", re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", column).lower()))
+    return bool(words & CODE_WORDS) or (bool(words & YEAR_WORDS) and 1000 <= value <= 2999)
 
 
 def _top_values(values: Sequence[dict] | None) -> str:

@@ -1,10 +1,11 @@
 """``sunrise datasets add|list|describe|refresh``: a tenant's own data, through the HTTP API.
 
 Every command talks to the API at ``--api`` (where the API and a worker on the
-``datasets`` queue run). It authenticates with ``--key``, or, for an operator on the
-deployment's own machine, with ``--tenant NAME``: a key of that tenant is minted in the
-app database (``sunrise.cli.tenant_keys``) and reused. ``describe ID`` and ``refresh ID``
-given neither act as the dataset's owner, found in the app database.
+``datasets`` queue run; default ``SUNRISE_API_URL``). It authenticates with ``--key``
+(default ``SUNRISE_API_KEY``), or, for an operator on the deployment's own machine,
+with ``--tenant NAME``: a key of that tenant is minted in the app database
+(``sunrise.cli.tenant_keys``) and reused. ``describe ID`` and ``refresh ID`` given
+neither act as the dataset's owner, found in the app database.
 
 ``add NAME PATH...`` uploads files (streamed, never read into memory); ``add NAME URL``
 snapshots a live PostgreSQL or MariaDB/MySQL database. Both then follow the import's
@@ -20,19 +21,18 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import click
-import httpx
 from rich.console import Console
 
+from sunrise.cli.api_failure import api_failure
+from sunrise.cli.api_options import API_OPTIONS, key_from_environment
 from sunrise.cli.dataset_output import ImportProgressBar, print_dataset, print_datasets
-from sunrise.client import DATASET_TERMINAL, ApiError, SunriseClient
+from sunrise.client import DATASET_TERMINAL, SunriseClient
 
 F = TypeVar("F", bound=Callable)
 SETTLE_TIMEOUT_S, SETTLE_POLL_S = 3600.0, 1.0
 
 CONNECTION_OPTIONS = (
-    click.option("--api", "api_url", default="http://127.0.0.1:8000", show_default=True,
-                 help="The Sunrise API."),
-    click.option("--key", "api_key", default=None, help="API key (Bearer)."),
+    *API_OPTIONS,
     click.option("--tenant", default=None,
                  help="Act as this tenant with a key minted in the app database (run on the "
                       "deployment's machine; the tenant is created if new)."),
@@ -49,7 +49,10 @@ def open_client(api_url: str, api_key: str | None, tenant: str | None,
                 dataset_id: str | None = None) -> SunriseClient:
     """A client of ``api_url`` with ``api_key``, or with ``tenant``'s own key, or (for a
     command about one dataset, run on the deployment's machine) with its owner's key; a
-    usage error when none of these says whose data is meant, or both are given."""
+    usage error when none of these says whose data is meant, or both are given. A key
+    from ``SUNRISE_API_KEY`` gives way to ``--tenant``."""
+    if api_key and tenant and key_from_environment():
+        api_key = None
     if api_key and tenant:
         raise click.UsageError("give --key or --tenant, not both")
     if not api_key:
@@ -80,11 +83,9 @@ class _Session:
 
     def __exit__(self, exc_type, exc, tb) -> None:
         self.client.close()
-        if isinstance(exc, ApiError):
-            detail = exc.problem.get("detail") or exc.problem.get("title") or ""
-            raise click.ClickException(f"{exc.status}: {detail}") from exc
-        if isinstance(exc, httpx.HTTPError):
-            raise click.ClickException(f"the API at {self.api_url} did not answer: {exc}") from exc
+        failure = api_failure(exc, self.api_url) if exc is not None else None
+        if failure is not None:
+            raise failure from exc
 
 
 @click.group("datasets")

@@ -1,21 +1,42 @@
-"""The ``sunrise`` command line."""
+"""The ``sunrise`` command line.
+
+Starting it must stay cheap (``sunrise --help`` in well under half a second): this
+module imports only click and the standard library; every command imports what it
+needs when it runs, and the feature commands' modules are imported only when they run
+(``LAZY_COMMANDS``). ``tests/cli/test_cli_startup.py`` holds it to that.
+"""
 from __future__ import annotations
 
 import json
-import logging
 import os
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
-from shared.config import Settings, get_settings
+from sunrise.cli.lazy_group import LazyCommand, LazyGroup
+
+if TYPE_CHECKING:
+    from shared.config import Settings
+
+# The commands that live with their features: imported when they run.
+LAZY_COMMANDS = {
+    "datasets": LazyCommand("sunrise.cli.datasets:datasets", "Your own data: upload files or "
+                            "snapshot a database, list, describe, refresh."),
+    "report": LazyCommand("sunrise.cli.report:report", "Answer every question of "
+                          "QUESTIONS_FILE as one batch and write its report."),
+    "eval": LazyCommand("sunrise.eval.cli:eval_command", "Score Sunrise on the gold questions "
+                        "of QUESTIONS_FILE (or re-render a run's JSON)."),
+}
 
 
 def _settings() -> Settings:
+    from shared.config import get_settings
+
     return get_settings()
 
 
-@click.group()
+@click.group(cls=LazyGroup, lazy_commands=LAZY_COMMANDS)
 @click.option("--log-level", default="WARNING", show_default=True)
 def main(log_level: str) -> None:
     """Sunrise: ask questions of your data in plain language."""
@@ -229,14 +250,5 @@ def demo() -> None:
     sys.exit(run_demo(_settings()))
 
 
-from sunrise.cli.datasets import datasets  # noqa: E402 - the commands live with their features
-from sunrise.cli.report import report  # noqa: E402
-from sunrise.eval.cli import eval_command  # noqa: E402
-
-main.add_command(report)
-main.add_command(eval_command)
-main.add_command(datasets)
-
-if __name__ == "__main__":
-    logging.basicConfig()
+if __name__ == "__main__":  # python -m sunrise.cli.main: as the `sunrise` script
     main()

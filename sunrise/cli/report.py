@@ -21,9 +21,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from shared.reports import FORMATS
 from shared.reports.formatting import fmt_usd
+from sunrise.cli.api_failure import api_failure
 from sunrise.cli.console_output import LiveProgress
 from sunrise.cli.run_options import run_options
-from sunrise.client import ApiError
+from sunrise.client import ApiError, NotSunriseApi, read_answer
 
 POLL_S = 0.5
 
@@ -123,8 +124,8 @@ def report(questions_file: Path, output: Path, fmt: str | None, title: str | Non
             try:
                 body, view = run_remote(api_url, api_key, spec.questions, options, fmt, bar,
                                         timeout)
-            except httpx.HTTPError as exc:
-                raise click.ClickException(f"the API at {api_url} did not answer: {exc}") from exc
+            except (httpx.HTTPError, ApiError, NotSunriseApi) as exc:
+                raise api_failure(exc, api_url) from exc
     output.write_bytes(body)
     usage = view["usage"]
     ratio = view.get("cache_hit_ratio")
@@ -154,14 +155,15 @@ def run_local(questions: list[str], options: dict, bar: ProgressBar, settings=No
 def run_remote(api_url: str, api_key: str | None, questions: list[str], options: dict,
                fmt: str, bar: ProgressBar, timeout: float) -> tuple[bytes, dict[str, Any]]:
     """Run the batch through the API at ``api_url``; returns the report as ``fmt`` and the
-    batch's last view. Raises httpx errors, and ClickException for problem responses."""
+    batch's last view. Raises httpx errors, ApiError for problem responses and NotSunriseApi
+    when what answers at ``api_url`` is not a Sunrise API."""
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     with httpx.Client(base_url=api_url, headers=headers, timeout=60) as http:
-        accepted = _json(http.post("/v1/batches", json={"questions": questions, **options}))
+        accepted = read_answer(http.post("/v1/batches", json={"questions": questions, **options}))
         batch_id = accepted["batch_id"]
         deadline = time.monotonic() + timeout
         while True:
-            view = _json(http.get(f"/v1/batches/{batch_id}"))
+            view = read_answer(http.get(f"/v1/batches/{batch_id}"))
             bar.update(view)
             if view["status"] == "completed":
                 break
@@ -170,15 +172,6 @@ def run_remote(api_url: str, api_key: str | None, questions: list[str], options:
             time.sleep(POLL_S)
         resp = http.get(f"/v1/batches/{batch_id}/report", params={"format": fmt})
         if resp.status_code >= 400:
-            _json(resp)
+            read_answer(resp)
         return resp.content, view
 
-
-def _json(resp: httpx.Response) -> Any:
-    if resp.status_code >= 400:
-        try:
-            problem = resp.json()
-        except ValueError:
-            problem = {"detail": resp.text}
-        raise click.ClickException(str(ApiError(resp.status_code, problem)))
-    return resp.json()

@@ -1,12 +1,14 @@
 """The options of the commands that run a batch of questions (``report``, ``eval``):
 where it runs -- in this process (``--local``, ``--offline``) or through an API
-(``--api``, ``--key``) -- and how long to wait for it."""
+(``--api``, ``--key``: ``sunrise/cli/api_options.py``) -- and how long to wait for it."""
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import TypeVar
 
 import click
+
+from sunrise.cli.api_options import API_OPTIONS
 
 F = TypeVar("F", bound=Callable)
 
@@ -15,8 +17,7 @@ RUN_OPTIONS = (
                  help="Answer in this process instead of through the API."),
     click.option("--offline", is_flag=True, help="With --local: answer with Sunrise's offline "
                  "model (a test double, not Claude), started here."),
-    click.option("--api", "api_url", default="http://127.0.0.1:8000", show_default=True),
-    click.option("--key", "api_key", default=None, help="API key (Bearer)."),
+    *API_OPTIONS,
     click.option("--timeout", default=6 * 3600.0, show_default=True,
                  help="Give up after seconds."),
 )

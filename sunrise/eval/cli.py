@@ -25,8 +25,10 @@ from rich.console import Console
 
 from shared.config import Settings, get_settings
 from shared.errors import SunriseError
+from sunrise.cli.api_failure import api_failure
 from sunrise.cli.report import ProgressBar
 from sunrise.cli.run_options import run_options
+from sunrise.client import ApiError, NotSunriseApi
 from sunrise.eval.compare import compare_runs
 from sunrise.eval.gold import load_gold
 from sunrise.eval.gold_db import EvalDatabase, gold_database
@@ -93,8 +95,8 @@ def _evaluate(questions_file: Path, console: Console, *, dataset_id: str | None,
                 document = answer_questions(gold, bar, run_settings, local=local,
                                             api_url=api_url, api_key=api_key,
                                             dataset_id=dataset_id, timeout=timeout)
-            except httpx.HTTPError as exc:
-                raise click.ClickException(f"the API at {api_url} did not answer: {exc}") from exc
+            except (httpx.HTTPError, ApiError, NotSunriseApi) as exc:
+                raise api_failure(exc, api_url) from exc
     db = EvalDatabase(database, settings)
     try:
         questions = score_run(gold, document, db)

@@ -290,3 +290,16 @@ def test_naive_configuration_knobs_render_the_same_result_differently():
     assert len(every_json["data"]) == 30 and "summary" not in every_json
     cut_json = __import__("json").loads(result_text(result, 1, "json", 25))
     assert len(cut_json["data"]) == 25 and cut_json["summary"][0]["total"] == 435
+
+
+def test_cli_startup_times_help_against_bare_python():
+    from bench import cli_startup
+
+    outcome = cli_startup.run(smoke=True)
+    _check_shape(outcome, "cli_startup")
+    help_row, ask_help_row = outcome["rows"]
+    assert "sunrise --help" in help_row["measure"] and help_row["target"]
+    assert "sunrise ask --help" in ask_help_row["measure"]
+    walls = outcome["details"]["wall_s"]
+    assert all(len(v) == cli_startup.SMOKE_ROUNDS and min(v) > 0 for v in walls.values())
+    assert help_row["ratio"] > 0 and ask_help_row["ratio"] > 0

@@ -21,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import json
+import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -41,6 +42,8 @@ from worker.agent.system_prompt import build_system_prompt
 from worker.datasets.prompt import build_dataset_prompt
 from worker.jobs.store import ClaimedJob
 
+logger = logging.getLogger(__name__)
+
 OPEN_VERSIONS = 8
 CACHED_PROMPTS = 64
 
@@ -60,14 +63,41 @@ class DataSource(Protocol):
 
 
 class BuiltInDataset:
-    """Every job reads the built-in dataset. The sandbox opens (and its file is checked)
-    when this is built; the prompt carries the full schema and today's date. A job
-    naming another dataset fails ``dataset_not_found``: its data is not here."""
+    """Every job reads the built-in dataset (``SUNRISE_DUCKDB_PATH``); the prompt carries
+    its full schema and today's date. Its sandbox opens (and the file is checked) when
+    this is built -- or, when the file does not exist (``sunrise sample-data`` never
+    ran), on the first job after it appears: the worker says so once and goes on with
+    the reaper, imports and jobs on tenants' datasets, while a job asking about the
+    built-in data fails ``dataset_not_found``. A job naming another dataset fails
+    ``dataset_not_found`` too: its data is not here."""
 
     def __init__(self, settings: Settings, *, sandbox: SqlSandbox | None = None,
                  today: Callable[[], dt.date] = dt.date.today):
-        self.sandbox = sandbox or get_sandbox(settings.duckdb_path, **sandbox_settings(settings))
+        self.settings = settings
         self.today = today
+        self._sandbox = sandbox
+        if sandbox is None and not Path(settings.duckdb_path).exists():
+            logger.warning("the built-in dataset %s does not exist (build it with `sunrise "
+                           "sample-data`); jobs without a dataset fail until it does",
+                           settings.duckdb_path)
+        elif sandbox is None:
+            self._sandbox = self._open()
+
+    @property
+    def sandbox(self) -> SqlSandbox:
+        """The built-in dataset's sandbox, opened on first use; raises ``JobFailure``
+        (``dataset_not_found``) while its file does not exist."""
+        if self._sandbox is None:
+            if not Path(self.settings.duckdb_path).exists():
+                raise JobFailure("dataset_not_found", "The deployment's built-in dataset has "
+                                 "not been built yet (its operator runs `sunrise sample-data`); "
+                                 "ask about one of your own datasets instead.")
+            self._sandbox = self._open()
+        return self._sandbox
+
+    def _open(self) -> SqlSandbox:
+        # get_sandbox keeps one per process and path: threads racing here share it.
+        return get_sandbox(self.settings.duckdb_path, **sandbox_settings(self.settings))
 
     def system_prompt(self) -> str:
         return build_system_prompt(self.sandbox.describe_schema(), self.today())
