@@ -22,6 +22,7 @@ from api.pagination import after_cursor, page
 from api.resources import Resources
 from api.schemas.datasets import DatasetCreate, DatasetPatch
 from api.services.dataset_quota import check_room, tenant_usage
+from api.services.live_sources import check_role_now
 from api.sse import already_delivered, event_stream, stored_end
 from api.sse_subscribers import subscriber_callbacks
 from api.uploads import file_digest
@@ -141,20 +142,29 @@ def create_from_database(res: Resources, tenant_id: int, body: DatasetCreate,
     source.check()
     with res.session() as s:
         check_room(s, res.settings, tenant_id, new_datasets=1, new_bytes=1)
+    live = {}
+    if body.source.mode == "live":
+        # The role is checked here when the source answers quickly (live_sources.py):
+        # a writable one is a 422 now, nothing kept; else the import judges it.
+        allow = body.source.allow_writable_role
+        warnings = check_role_now(source, allow_writable=allow)
+        live = {"mode": "live", "allow_writable_role": allow, "warnings": warnings or None}
     return _commit_new(res, tenant_id, new_id(), body.name, [source.as_dict()],
-                       body.source.url, idempotency_key, digest)
+                       body.source.url, idempotency_key, digest, **live)
 
 
 def _commit_new(res: Resources, tenant_id: int, dataset_id: str, name: str,
                 sources: list[dict], url: str | None, idempotency_key: str | None,
-                digest: str | None) -> dict:
+                digest: str | None, **columns) -> dict:
+    """Commit the new dataset ``importing`` (``columns``: its mode and live options)
+    and send its first import."""
     try:
         with res.session() as s:
             row = Dataset(id=dataset_id, tenant_id=tenant_id, name=name.strip(),
                           status="importing", building_version=1, import_seq=1,
                           sources=sources, annotations={}, is_default=False,
                           source_url=seal(res.settings.secret_keys, url) if url else None,
-                          idempotency_key=idempotency_key, request_hash=digest)
+                          idempotency_key=idempotency_key, request_hash=digest, **columns)
             s.add(row)
             s.flush()
             view = linked_dataset(dataset_to_dict(row, None))
