@@ -161,6 +161,13 @@ def test_a_live_dataset_answers_from_rows_inserted_after_it_was_created(
     assert history[-1]["role"] == "assistant" and history[-1]["data_as_of"] == done["data_as_of"]
     assert client.get(f"/v1/datasets/{dataset_id}", headers=auth).get_json()["version"] == 1
 
+    # A refresh introspects again: a new version with the source's rows as they are now.
+    refresh = client.post(f"/v1/datasets/{dataset_id}/refresh", headers=auth)
+    assert refresh.status_code == 202 and refresh.get_json()["version"] == 2
+    view = wait_imported(client, auth, dataset_id)
+    assert view["version"] == 2 and view["mode"] == "live", view
+    assert {t["name"]: t["rows"] for t in view["tables"]} == {"measures": 5}
+
 
 def test_a_role_that_can_write_is_refused_at_creation_unless_allowed(client, auth, live_source):
     resp = client.post("/v1/datasets", headers=auth, json={
