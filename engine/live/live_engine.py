@@ -51,6 +51,9 @@ WATCHDOG_GRACE_S = 1.0
 # Rows per fetch stay under about this many characters (as the sandbox's).
 _FETCH_CHARS = 1_000_000
 _CANCELLED_TTL_S = 300.0
+# A cancel is repeated this often, this many times at most, while its query still runs.
+_RECANCEL_S = 0.2
+_CANCEL_ATTEMPTS = 25
 # Driver errors meaning the connection is gone (MySQL client codes; psycopg's
 # OperationalError that is not a cancel).
 _MYSQL_LOST = {2006, 2013, 2055, 2003, 0}
@@ -68,6 +71,12 @@ class _Running:
     stopped: str | None = None  # "cancelled" or "timeout"
     done: bool = False
     lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def check(self) -> None:
+        """Raise ``_Stopped`` once the query is cancelled or past its time (before each
+        statement the query sends, so a cancel landing between two is not lost)."""
+        if self.stopped is not None:
+            raise _Stopped(self.stopped)
 
 
 @dataclass(frozen=True)
@@ -150,7 +159,9 @@ class LiveEngine:
                                    if now - at < _CANCELLED_TTL_S}
                 self._cancelled[tag] = now
                 return
-        self._stop(running, "cancelled")
+        if self._stop_once(running, "cancelled"):
+            threading.Thread(target=self._stop, args=(running, "cancelled"), daemon=True,
+                             name=f"live-cancel-{tag}").start()
 
     def writable_privilege(self, tables: list[str] | None = None) -> str | None:
         """One privilege proving the URL's role can write in scope (superuser; INSERT,
@@ -253,24 +264,33 @@ class LiveEngine:
             running.session = self._backend.session_id(conn)
             running.connection = conn
             stopped = running.stopped
-        if stopped == "cancelled":
+        if stopped is not None:
             with running.lock:
                 running.connection = None
             self._pool.release(conn, reusable=self._still_usable(conn))
-            raise _Cancelled()
+            raise _Stopped(stopped)
         return conn
 
     def _fetch(self, conn, sql: str, running: _Running, started: float,
                deadline: float) -> QueryResult:
         """The bounded rows of ``sql`` and, past ``SHOWN_ROWS``, the summary of the whole
         result: over the fetched rows when they are all of it, else on the engine."""
+        running.check()
         rows = self._backend.Rows(conn, sql)
+        try:
+            return self._bounded(conn, sql, rows, running, started, deadline)
+        except BaseException:
+            rows.discard()
+            raise
+
+    def _bounded(self, conn, sql: str, rows, running: _Running, started: float,
+                 deadline: float) -> QueryResult:
         columns, types = rows.columns[:MAX_COLUMNS], rows.types
         per_fetch = max(1, min(1000, _FETCH_CHARS // max(1, len(columns) * 1001)))
         cap = max(SHOWN_ROWS, self.limits.chart_row_limit) + 1
         kept: list[tuple] = []
         size, exhausted = 0, True
-        for batch in rows.batches(per_fetch):
+        for batch in rows.batches(per_fetch, running.check):
             for raw in batch:
                 values, row_size = bounded_row(raw[:MAX_COLUMNS])
                 size += row_size
@@ -293,10 +313,10 @@ class LiveEngine:
                 except ValueError as exc:
                     logger.info("%s: summary of the fetched rows failed (%s); asking the "
                                 "engine", running.tag, exc)
-                    total, summary = self._engine_summary(conn, sql, rows.columns, types)
+                    total, summary = self._engine_summary(conn, sql, rows.columns, types, running)
         else:
             conn = self._stop_rows(conn, rows, running, deadline)
-            total, summary = self._engine_summary(conn, sql, rows.columns, types)
+            total, summary = self._engine_summary(conn, sql, rows.columns, types, running)
         kept_rows = kept[: self.limits.chart_row_limit]
         return QueryResult(sql, columns, kept_rows, total, False, None, _ms_since(started),
                            types[:MAX_COLUMNS], summary, len(rows.columns))
@@ -312,35 +332,52 @@ class LiveEngine:
             running.connection = None
             running.session = None  # nothing of it runs on the engine any more
         self._pool.release(conn, reusable=False)
+        rows.discard()
         return self._begin(max(0.001, deadline - time.monotonic()), running)
 
-    def _engine_summary(self, conn, sql: str, columns: list[str],
-                        types: list[str]) -> tuple[int, list | None]:
+    def _engine_summary(self, conn, sql: str, columns: list[str], types: list[str],
+                        running: _Running) -> tuple[int, list | None]:
         query = engine_summary_sql(sql, columns, types, self._backend.summary_select)
+        running.check()
         with conn.cursor() as cursor:
             cursor.execute(query)
             row = cursor.fetchone()
         return read_summary(columns, types, row)
 
     def _stop(self, running: _Running, why: str) -> None:
-        """Cancel ``running`` on the engine from another connection (``why``: "cancelled"
-        or "timeout"); a timed-out query whose connection still does not answer is cut."""
-        with running.lock:
-            if running.done:
+        """Cancel ``running`` on the engine (``why``: "cancelled" or "timeout"), then
+        again every ``_RECANCEL_S`` while it still runs: a cancel that lands between two
+        of its statements finds nothing to cancel, and the next statement checks
+        ``stopped`` first. Blocks until it ends (the watchdog's thread; ``cancel`` sends
+        the first one itself and leaves the rest to a thread)."""
+        for _ in range(_CANCEL_ATTEMPTS):
+            if not self._stop_once(running, why):
                 return
+            time.sleep(_RECANCEL_S)
+
+    def _stop_once(self, running: _Running, why: str) -> bool:
+        """One cancel on the engine from another connection; whether to send another. A
+        timed-out query whose source does not answer the cancel has its connection cut."""
+        with running.lock:  # the session cannot end, and be reused, meanwhile
+            if running.done:
+                return False
+            first = running.stopped is None
             running.stopped = running.stopped or why
             session, target = running.session, running.connection
-            if session is None:
-                return
+            if session is None:  # not on the engine yet: it checks before it goes there
+                return False
             try:
                 with self._session(self.limits.timeout_s, row_cap=1) as helper:
                     self._backend.cancel(helper, session)
-                logger.info("%s: %s on the engine (session %s)", running.tag, why, session)
             except Exception as exc:
                 logger.warning("%s: cancelling on the engine failed: %s", running.tag,
                                type(exc).__name__)
                 if why == "timeout" and target is not None:
                     _shut_socket(target)
+                return False
+        if first:
+            logger.info("%s: %s on the engine (session %s)", running.tag, why, session)
+        return True
 
     @contextlib.contextmanager
     def _session(self, timeout_s: float, *, row_cap: int):
@@ -368,15 +405,19 @@ class LiveEngine:
 
     def _failure(self, exc: Exception, running: _Running, budget_s: float,
                  conn) -> tuple[str, bool]:
-        """``(message, whether the connection may be reused)`` for a failed query."""
-        if isinstance(exc, _Cancelled) or running.stopped == "cancelled":
-            return "the query was cancelled", self._still_usable(conn)
+        """``(message, whether the connection may be reused)`` for a failed query. A
+        MySQL connection whose result a cancel or timeout cut is dropped: the unbuffered
+        result may have left the protocol mid-stream."""
+        interrupted_ok = self._backend.STOPS_EARLY
+        if running.stopped == "cancelled":
+            return "the query was cancelled", interrupted_ok and self._still_usable(conn)
         code = exc.args[0] if isinstance(exc, pymysql.err.MySQLError) and exc.args else None
         if (isinstance(exc, psycopg.errors.QueryCanceled) or code in _MYSQL_TIMEOUT
                 or code in _MYSQL_KILLED or running.stopped == "timeout"):
             # The engine's statement timeout, or the watchdog's cancel past it.
             return (f"query exceeded the {budget_s:g} s limit and was cancelled on "
-                    f"{self.title}; aggregate or filter more"), self._still_usable(conn)
+                    f"{self.title}; aggregate or filter more"), \
+                interrupted_ok and self._still_usable(conn)
         lost = (isinstance(exc, psycopg.OperationalError) and (conn is None or conn.closed)) \
             or isinstance(exc, pymysql.err.InterfaceError) or code in _MYSQL_LOST
         if lost:
@@ -412,8 +453,8 @@ class LiveEngine:
             return False
 
 
-class _Cancelled(Exception):
-    """The query was cancelled before it reached the engine."""
+class _Stopped(Exception):
+    """The query was cancelled, or ran past its time, between two of its statements."""
 
 
 def _shut_socket(conn) -> None:

@@ -10,7 +10,8 @@ multi-statement capability, so the server itself runs one statement per request.
 """
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import pymysql
@@ -113,10 +114,18 @@ class Rows:
         self._codes = [(column[1], column[5]) for column in description]
         self.types = [_type_name(code, scale) for code, scale in self._codes]
 
-    def batches(self, per_fetch: int) -> Iterator[Sequence[tuple]]:
-        while batch := self._cursor.fetchmany(per_fetch):
+    def batches(self, per_fetch: int, before_each: Callable[[], None]
+                ) -> Iterator[Sequence[tuple]]:
+        """Batches of at most ``per_fetch`` rows; ``before_each`` runs before each fetch
+        (it raises to stop: a cancel landing between two statements is not lost)."""
+        while before_each() or (batch := self._cursor.fetchmany(per_fetch)):
             self._settle_string_types(batch)
             yield batch
+
+    def discard(self) -> None:
+        """Forget the result after a failure; whatever closing it raises is moot."""
+        with contextlib.suppress(Exception):
+            self._cursor.close()
 
     def close(self, *, exhausted: bool) -> None:
         """Closing an unbuffered cursor reads what is left; the caller cancels a result

@@ -9,7 +9,8 @@ stopping early leaves the rest on the server (the portal is closed, never draine
 """
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import psycopg
@@ -106,9 +107,17 @@ class Rows:
         self.columns = [str(column.name) for column in description]
         self.types = [_type_name(column) for column in description]
 
-    def batches(self, per_fetch: int) -> Iterator[Sequence[tuple]]:
-        while batch := self._cursor.fetchmany(per_fetch):
+    def batches(self, per_fetch: int, before_each: Callable[[], None]
+                ) -> Iterator[Sequence[tuple]]:
+        """Batches of at most ``per_fetch`` rows; ``before_each`` runs before each fetch
+        (it raises to stop: a cancel landing between two statements is not lost)."""
+        while before_each() or (batch := self._cursor.fetchmany(per_fetch)):
             yield batch
+
+    def discard(self) -> None:
+        """Forget the result after a failure; whatever closing it raises is moot."""
+        with contextlib.suppress(Exception):
+            self._cursor.close()
 
     def close(self, *, exhausted: bool) -> None:
         del exhausted  # closing the portal stops the rest on the server

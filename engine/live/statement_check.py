@@ -76,7 +76,9 @@ def check_statement(sql: object, dialect: str, refused: RefusedFunctions,
     try:
         tokens = sqlglot.Dialect.get_or_raise(dialect).tokenize(sql)
         _check_tokens(tokens)
-        statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
+        # An empty statement (``;;``, a trailing comment) is no statement.
+        statements = [s for s in sqlglot.parse(sql, read=dialect)
+                      if s is not None and not isinstance(s, exp.Semicolon)]
     except (ParseError, TokenError) as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise StatementRefused(f"the statement could not be read as {engine_name} SQL "
