@@ -18,7 +18,7 @@ import pytest
 
 from bench import scratch_mariadb as mariadb
 from tests.utils import postgres
-from tests.utils.datasets import wait_imported
+from tests.utils.datasets import sse_events, wait_imported
 from tests.utils.waiting import wait_for_status, wait_until
 
 pytestmark = pytest.mark.usefixtures("celery_worker", "fake_llm")
@@ -156,6 +156,9 @@ def test_a_live_dataset_answers_from_rows_inserted_after_it_was_created(
     # data_as_of: the moment its first query ran on the source, within the job's run.
     as_of = _instant(done["data_as_of"])
     assert _instant(done["started_at"]) <= as_of <= _instant(done["finished_at"])
+    (terminal,) = [data for name, data in sse_events(client, auth, f"/v1/jobs/{job['job_id']}/events")
+                   if name == "succeeded"]
+    assert terminal["data_as_of"] == done["data_as_of"]
     history = client.get(f"/v1/conversations/{done['conversation_id']}",
                          headers=auth).get_json()["messages"]
     assert history[-1]["role"] == "assistant" and history[-1]["data_as_of"] == done["data_as_of"]
@@ -223,3 +226,34 @@ def test_cancelling_a_job_stops_its_query_on_the_source(client, auth, fake_llm, 
     assert time.monotonic() - asked < 5
     done = wait_for_status(client, auth, job["job_id"], timeout=30)
     assert done["status"] == "cancelled", done
+
+
+@pytest.mark.parametrize(("source", "words"), [
+    ({"url": "sc://spark:15002"}, "live only"),
+    ({"url": "postgresql://u:p@db/x", "allow_writable_role": True}, "live datasets only"),
+    ({"url": "postgresql://u:p@db/x", "mode": "mirror"}, "mode"),
+])
+def test_live_only_options_are_refused_for_a_snapshot(client, auth, source, words):
+    resp = client.post("/v1/datasets", headers=auth, json={"name": "No", "source": source})
+    assert resp.status_code == 422 and words in resp.get_json()["detail"], resp.get_json()
+
+
+def test_a_worker_closes_a_live_engine_nobody_used_for_a_while(settings, pg_live):
+    from worker.jobs.data_source import TenantDatasets
+
+    clock = [1000.0]
+    datasets = TenantDatasets(settings)
+    datasets.live.clock = lambda: clock[0]
+    key = ("ds-idle", 1)
+    try:
+        engine = datasets.live.acquire(key, pg_live.reader_url)
+        datasets.live.release(key)
+        assert datasets.live.run(key, pg_live.reader_url, "job-1", "SELECT count(*) FROM measures"
+                                 ).rows[0][0] >= 3
+        clock[0] += datasets.live.idle_close_s - 1
+        assert datasets.live.close_idle() == 0
+        clock[0] += 2
+        assert datasets.live.close_idle() == 1
+        assert engine.run("SELECT 1").is_error  # closed: its connections are gone
+    finally:
+        datasets.close()
