@@ -21,6 +21,9 @@ REAP = "sunrise.reap"
 ASSEMBLE_BATCH = "sunrise.assemble_batch"
 RUN_ECONOMY_BATCH = "sunrise.run_economy_batch"
 IMPORT_DATASET = "sunrise.import_dataset"
+REFRESH_DUE = "sunrise.refresh_due"
+# How often the beat looks for datasets whose scheduled refresh is due.
+REFRESH_TICK_S = 30.0
 CHAT_QUEUE = "chat"
 REPORTS_QUEUE = "reports"
 DATASETS_QUEUE = "datasets"
@@ -44,6 +47,7 @@ def make_celery(settings: Settings) -> Celery:
         task_routes={RUN_JOB: {"queue": CHAT_QUEUE}, ASSEMBLE_BATCH: {"queue": REPORTS_QUEUE},
                      RUN_ECONOMY_BATCH: {"queue": REPORTS_QUEUE},
                      IMPORT_DATASET: {"queue": DATASETS_QUEUE},
+                     REFRESH_DUE: {"queue": DATASETS_QUEUE},
                      REAP: {"queue": CHAT_QUEUE}},
         task_serializer="json",
         accept_content=["json"],
@@ -75,6 +79,11 @@ def make_celery(settings: Settings) -> Celery:
                           "schedule": dt.timedelta(seconds=settings.reaper_interval_s),
                           # Sweeps that no worker ran in time are dropped, not piled up.
                           "options": {"expires": max(1.0, settings.reaper_interval_s)}},
+            # Each due slot starts once (worker/datasets/refresh_tick.py): a tick that
+            # runs twice or late starts nothing twice.
+            "refresh-datasets": {"task": REFRESH_DUE,
+                                 "schedule": dt.timedelta(seconds=REFRESH_TICK_S),
+                                 "options": {"expires": REFRESH_TICK_S}},
         },
     )
     return app

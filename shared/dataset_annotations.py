@@ -83,7 +83,7 @@ def describe_tables(tables: Sequence[Any], annotations: Annotations | None = Non
     return described
 
 
-def import_warnings(tables: Sequence[Any]) -> list[dict]:
-    """Every table's import warnings as ``[{"table", "message"}]``, tables in order."""
-    return [{"table": data["name"], "message": message}
+def import_warnings(tables: Sequence[Any]) -> list[str]:
+    """Every table's import warnings as ``"<table>: <message>"``, tables in order."""
+    return [f"{data['name']}: {message}"
             for data in map(_as_dict, tables) for message in data.get("warnings") or ()]

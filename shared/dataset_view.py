@@ -2,6 +2,7 @@
 terminal event (the API adds its links, ``api/links.py``)."""
 from __future__ import annotations
 
+from importlib.metadata import version as package_version
 from typing import Any
 
 from shared.dataset_annotations import Annotations, describe_tables, import_warnings
@@ -16,6 +17,25 @@ def public_sources(dataset: Dataset) -> list[dict[str, Any]]:
     """The sources as clients see them: file names, masked URLs; never paths or secrets."""
     return [{"file": s["file"]} if "file" in s else {"url": s["url"], "tables": s.get("tables")}
             for s in dataset.sources or ()]
+
+
+def duckdb_engine() -> dict[str, str]:
+    """The engine of every snapshot (and of the built-in dataset): this DuckDB."""
+    return {"name": "DuckDB", "version": package_version("duckdb"), "dialect": "duckdb"}
+
+
+def engine_of(dataset: Dataset, version: DatasetVersion | None) -> dict[str, Any] | None:
+    """Which engine answers the dataset's jobs: a live version's as introspected (null
+    before its first), DuckDB for a snapshot."""
+    if (dataset.mode or "snapshot") == "snapshot":
+        return duckdb_engine()
+    return dict(version.engine) if version is not None and version.engine else None
+
+
+def refresh_of(dataset: Dataset) -> dict[str, str] | None:
+    if not dataset.refresh_cron:
+        return None
+    return {"cron": dataset.refresh_cron, "timezone": dataset.refresh_timezone or "UTC"}
 
 
 def dataset_to_dict(dataset: Dataset, version: DatasetVersion | None, *,
@@ -40,10 +60,15 @@ def dataset_to_dict(dataset: Dataset, version: DatasetVersion | None, *,
         "description": annotations.description,
         "error": dataset.error,
         "tables": tables,
-        "warnings": import_warnings(version.tables) if version is not None else [],
         "glossary": annotations.glossary,
         "examples": [e.model_dump() for e in annotations.examples],
         "sources": public_sources(dataset),
+        "mode": dataset.mode or "snapshot",
+        "engine": engine_of(dataset, version),
+        "refresh": refresh_of(dataset),
+        "next_refresh_at": iso(dataset.next_refresh_at) if dataset.refresh_cron else None,
+        "warnings": [*(dataset.warnings or ()),
+                     *(import_warnings(version.tables) if version is not None else ())],
         "created_at": iso(dataset.created_at),
         "updated_at": iso(dataset.updated_at),
     }

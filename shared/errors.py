@@ -166,3 +166,10 @@ class TooManyColumns(SourceTooLarge):
 
 class SheetTooLarge(SourceTooLarge):
     code, title = "sheet_too_large", "Sheet too large"
+
+
+class WritableRole(SourceRefused):
+    """A live source's role can write, and the dataset did not accept that
+    (``allow_writable_role``): 422 naming one privilege and how to make a read-only role."""
+
+    code, title = "writable_role", "Role can write"

@@ -36,4 +36,5 @@ def job_to_dict(job: Job) -> dict[str, Any]:
         "created_at": iso(job.created_at),
         "started_at": iso(job.started_at),
         "finished_at": iso(job.finished_at),
+        "data_as_of": iso(job.data_as_of),
     }

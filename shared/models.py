@@ -23,6 +23,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    false,
 )
 from sqlalchemy.dialects import mysql
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
@@ -207,6 +208,8 @@ class Job(UsageColumns, Base):
     started_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime, nullable=True)
     heartbeat_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime, nullable=True)
     finished_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime, nullable=True)
+    # The moment the job's data is from: its first live query, or its snapshot's import.
+    data_as_of: Mapped[dt.datetime | None] = mapped_column(UtcDateTime, nullable=True)
 
 
 class LlmCall(UsageColumns, Base):
@@ -260,6 +263,7 @@ class Dataset(Base):
     __table_args__ = (
         Index("ix_datasets_tenant_created", "tenant_id", "created_at"),
         Index("ix_datasets_status_heartbeat", "status", "heartbeat_at"),
+        Index("ix_datasets_next_refresh", "next_refresh_at"),
         UniqueConstraint("tenant_id", "idempotency_key", name="uq_datasets_tenant_idempotency"),
     )
 
@@ -284,6 +288,29 @@ class Dataset(Base):
     deleted_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime, nullable=True)
     idempotency_key: Mapped[str | None] = mapped_column(ExactToken(200), nullable=True)
     request_hash: Mapped[str | None] = mapped_column(ExactToken(64), nullable=True)
+    # "snapshot" (a DuckDB file per version) or "live" (queries run on the source).
+    mode: Mapped[str] = mapped_column(String(16), default="snapshot", server_default="snapshot")
+    allow_writable_role: Mapped[bool] = mapped_column(Boolean, default=False,
+                                                      server_default=false())
+    # What the last import found worth saying without failing (a writable role allowed).
+    warnings: Mapped[list[str] | None] = mapped_column(JSON, nullable=True)
+    # The refresh schedule (shared/refresh_schedule.py) and its next slot, in UTC.
+    refresh_cron: Mapped[str | None] = mapped_column(String(100), nullable=True)
+    refresh_timezone: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    next_refresh_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime, nullable=True)
+
+
+class DatasetRefreshSlot(Base):
+    """One scheduled refresh slot of a dataset, claimed by the beat's tick: the primary
+    key lets each slot start its refresh exactly once, however many ticks see it due."""
+
+    __tablename__ = "dataset_refresh_slots"
+
+    dataset_id: Mapped[str] = mapped_column(ForeignKey("datasets.id", ondelete="CASCADE"),
+                                            primary_key=True)
+    slot_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, primary_key=True)
+    version: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow)
 
 
 class DatasetVersion(Base):
@@ -298,4 +325,7 @@ class DatasetVersion(Base):
     tables: Mapped[list[dict[str, Any]]] = mapped_column(JSON)
     rows: Mapped[int] = mapped_column(BigInteger, default=0)
     seconds: Mapped[float] = mapped_column(Numeric(12, 3), default=0)
+    # When the import finished: a snapshot job's data_as_of.
     created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow)
+    # {"name", "version", "dialect"} of the engine that answers this version.
+    engine: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)

@@ -20,6 +20,7 @@ from shared.celery_factory import (
     ASSEMBLE_BATCH,
     IMPORT_DATASET,
     REAP,
+    REFRESH_DUE,
     RUN_ECONOMY_BATCH,
     RUN_JOB,
     settings_of,
@@ -62,6 +63,13 @@ def import_dataset(task, dataset_id: str, version: int) -> None:
                          max_retries=None) from None
     except WorkerStopping:
         raise Reject("the worker is stopping", requeue=True) from None
+
+
+@shared_task(name=REFRESH_DUE, bind=True)
+def refresh_due(task) -> None:
+    from worker.datasets.refresh_tick import start_due_refreshes
+
+    start_due_refreshes(runners_for(task.app).datasets.sessions, task.app)
 
 
 @shared_task(name=REAP, bind=True)

@@ -37,8 +37,10 @@ def _accepted(accepted: dict):
 
 
 @spec.doc("POST", "/v1/datasets", "Create a dataset from uploaded files (multipart/form-data: "
-          "name, file...) or a live PostgreSQL/MariaDB database (JSON); it imports on a "
-          "worker, follow it at links.events. A retry with the same Idempotency-Key and "
+          "name, file...) or a PostgreSQL/MariaDB database (JSON): copied (source.mode "
+          "snapshot, the default) or queried where it lives (live: introspected, no copy; a "
+          "role that can write is a 422 writable_role unless allow_writable_role). It "
+          "imports on a worker, follow it at links.events. A retry with the same Idempotency-Key and "
           "the same request gets the first answer; with another request, 409.", body=DatasetCreate,
           other_bodies={"multipart/form-data": DatasetUpload},
           responses={202: DatasetAccepted, 409: None, 413: None, 415: None}, tag="datasets")
@@ -77,7 +79,8 @@ def get_dataset(dataset_id: str):
 
 
 @spec.doc("PATCH", "/v1/datasets/{dataset_id}", "Annotate (descriptions, glossary, examples "
-          "whose SQL is run to check it) or make it your default dataset.", body=DatasetPatch,
+          "whose SQL is run to check it), make it your default dataset, or set its refresh "
+          "schedule (refresh: {cron, timezone}, at most every 5 minutes; null: none).", body=DatasetPatch,
           responses={200: DatasetOut, 409: None}, tag="datasets")
 @bp.patch("/<dataset_id>")
 def patch_dataset(dataset_id: str):
@@ -85,8 +88,9 @@ def patch_dataset(dataset_id: str):
     return dataset_service.patch_dataset(resources(), g.tenant_id, dataset_id, body)
 
 
-@spec.doc("POST", "/v1/datasets/{dataset_id}/refresh", "Re-import the same sources as a new "
-          "version; the current one serves until it is ready.",
+@spec.doc("POST", "/v1/datasets/{dataset_id}/refresh", "Re-import the same sources (a live "
+          "dataset: introspect the source again) as a new version; the current one serves "
+          "until it is ready.",
           responses={202: DatasetAccepted, 409: None, 413: None}, tag="datasets")
 @bp.post("/<dataset_id>/refresh")
 def refresh_dataset(dataset_id: str):

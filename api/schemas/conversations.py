@@ -16,6 +16,8 @@ class MessageOut(BaseModel):
         default=None, description="An answer's faithfulness check, as in its job's result.")
     job_id: str | None
     created_at: str | None
+    data_as_of: str | None = Field(
+        default=None, description="An answer's data_as_of, as in its job (ISO 8601).")
 
 
 class ConversationSummary(BaseModel):

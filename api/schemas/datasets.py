@@ -3,14 +3,16 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field, StringConstraints, field_validator
+from pydantic import BaseModel, Field, StringConstraints, field_validator, model_validator
 
 from api.schemas.common import ListQuery, Strict, not_blank
 from shared.dataset_annotations import Annotations
 
 MAX_NAME_CHARS = 200
-# What the JSON form snapshots: PostgreSQL or MariaDB/MySQL, any driver SQLAlchemy knows.
-DATABASE_URL_PATTERN = r"^(postgresql|mysql|mariadb)(\+[A-Za-z0-9_]+)?://"
+# What the JSON form reads: PostgreSQL or MariaDB/MySQL, any driver SQLAlchemy knows, and
+# (live only) Spark SQL over Spark Connect.
+DATABASE_URL_PATTERN = r"^(postgresql|mysql|mariadb|sc)(\+[A-Za-z0-9_]+)?://"
+LIVE_ONLY_SCHEMES = ("sc://",)
 
 Name = Annotated[str, StringConstraints(min_length=1, max_length=MAX_NAME_CHARS)]
 
@@ -22,17 +24,48 @@ class DatabaseSourceIn(Strict):
         "postgresql://user:password@host:5432/db. Never returned or logged.")
     tables: list[Annotated[str, StringConstraints(min_length=1, max_length=300)]] | None = Field(
         default=None, min_length=1, max_length=1000,
-        description="schema.table or table names; omit for every table of the default schema.")
+        description="schema.table or table names (Spark: catalog.schema.table too); omit "
+        "for every table of the default schema.")
+    mode: Literal["snapshot", "live"] = Field(
+        default="snapshot", description="snapshot: copy the tables into a version of "
+        "their own (refresh to copy again); live: keep no copy and run every query on the "
+        "source, in its own SQL dialect (a version is the schema and profile as "
+        "introspected).")
+    allow_writable_role: bool = Field(
+        default=False, description="Live only: accept a role that can write (the dataset "
+        "then carries a warning). Without it such a role is refused (422) naming one "
+        "privilege it has.")
+
+    @model_validator(mode="after")
+    def _live_only_options(self) -> DatabaseSourceIn:
+        if self.mode != "live":
+            if self.url.startswith(LIVE_ONLY_SCHEMES):
+                raise ValueError("url: Spark Connect (sc://) sources are live only; send "
+                                 "\"mode\": \"live\"")
+            if self.allow_writable_role:
+                raise ValueError("allow_writable_role applies to live datasets only")
+        return self
 
 
 class DatasetCreate(Strict):
-    """The JSON form: a snapshot of a live database. (Files come as multipart/form-data:
-    a ``name`` field and one or more ``file`` parts.)"""
+    """The JSON form: a live database, copied (``mode`` snapshot, the default) or asked
+    where it lives (``live``). (Files come as multipart/form-data: a ``name`` field and
+    one or more ``file`` parts.)"""
 
     name: Name
     source: DatabaseSourceIn
 
     _blank = field_validator("name")(not_blank)
+
+
+class RefreshIn(Strict):
+    """When to refresh: a five-field cron read on the wall clock of ``timezone``."""
+
+    cron: Annotated[str, StringConstraints(min_length=1, max_length=100)] = Field(
+        description="minute hour day month weekday, e.g. '0 6 * * *'; at most every 5 "
+        "minutes.")
+    timezone: Annotated[str, StringConstraints(min_length=1, max_length=64)] = Field(
+        default="UTC", description="An IANA time zone, e.g. 'Europe/Berlin'.")
 
 
 class DatasetUpload(BaseModel):
@@ -64,7 +97,8 @@ class TopValueOut(BaseModel):
 
 class ColumnOut(BaseModel):
     name: str
-    type: str = Field(description="The DuckDB type.")
+    type: str = Field(description="The column's type: DuckDB's for a snapshot, the "
+                      "engine's own for a live dataset.")
     description: str | None = Field(description="What people wrote about the column, else "
                                     "what the import says of it (e.g. how percents are stored).")
     original: str | None = Field(default=None, description="The form the values had in the "
@@ -93,11 +127,6 @@ class TableOut(TableSummaryOut):
     columns: list[ColumnOut]
 
 
-class ImportWarning(BaseModel):
-    table: str
-    message: str
-
-
 class ExampleOut(BaseModel):
     question: str
     sql: str
@@ -107,6 +136,17 @@ class SourceOut(BaseModel):
     file: str | None = None
     url: str | None = Field(default=None, description="The database URL, password masked.")
     tables: list[str] | None = None
+
+
+class EngineOut(BaseModel):
+    name: str = Field(description="e.g. DuckDB, PostgreSQL, MariaDB, Spark.")
+    version: str | None = Field(description="The server's version, as it reports it.")
+    dialect: str = Field(description="The SQL dialect the model writes.")
+
+
+class RefreshOut(BaseModel):
+    cron: str
+    timezone: str
 
 
 class DatasetOut(BaseModel):
@@ -120,11 +160,23 @@ class DatasetOut(BaseModel):
     error: dict[str, Any] | None = Field(description="Why the last import failed: a problem "
                                          "detail naming the file and line or row.")
     tables: list[TableOut]
-    warnings: list[ImportWarning] = Field(default_factory=list, description="Every table's "
-                                          "import warnings, in one list.")
     glossary: dict[str, str]
     examples: list[ExampleOut]
     sources: list[SourceOut]
+    mode: Literal["snapshot", "live"] = Field(description="snapshot: jobs read a copy (a "
+                                              "DuckDB file per version); live: jobs query "
+                                              "the source.")
+    engine: EngineOut | None = Field(description="The engine jobs' SQL runs on (DuckDB for "
+                                     "snapshots); null for a live dataset before its "
+                                     "first introspection.")
+    refresh: RefreshOut | None = Field(description="The refresh schedule; null: refreshed "
+                                       "only when asked.")
+    next_refresh_at: str | None = Field(description="ISO 8601 (UTC): the next scheduled "
+                                        "refresh.")
+    warnings: list[str] = Field(description="What the last import found worth saying: "
+                                "the dataset's own (e.g. a live source's role that can "
+                                "write), then each table's as \"<table>: <message>\" (e.g. a "
+                                "column of ambiguous dates kept as text).")
     created_at: str | None
     updated_at: str | None
     links: DatasetLinks
@@ -159,10 +211,15 @@ class DatasetListQuery(ListQuery):
 
 
 class DatasetPatch(Annotations):
-    """Annotations (each key given replaces that part; ``tables`` per table) and
-    ``default``: true makes this the tenant's default dataset, false stops it being."""
+    """Annotations (each key given replaces that part; ``tables`` per table),
+    ``default``: true makes this the tenant's default dataset, false stops it being, and
+    ``refresh``: a schedule, or null for none."""
 
     default: bool | None = None
+    refresh: RefreshIn | None = Field(default=None, description="Refresh on this schedule "
+                                      "(a new version each time; the current one serves "
+                                      "until it is ready, and stays when a refresh "
+                                      "fails); null: no schedule.")
 
 
 class ImportProgressEvent(BaseModel):

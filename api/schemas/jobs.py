@@ -91,6 +91,11 @@ class JobOut(BaseModel):
     created_at: str | None
     started_at: str | None
     finished_at: str | None
+    data_as_of: str | None = Field(
+        description="ISO 8601: when the data the answer read was current. A live "
+        "dataset: the time the job's first query ran; a snapshot: the time its version's "
+        "import finished; the built-in dataset: its file's time. Null until the job "
+        "reads data (or when it never did).")
     links: Links
 
 

@@ -53,12 +53,13 @@ def get_conversation(res: Resources, tenant_id: int, conversation_id: str) -> di
     with res.session() as s:
         c = _owned(s, tenant_id, conversation_id)
         rows = s.execute(
-            select(Message, Job.numbers)
+            select(Message, Job.numbers, Job.data_as_of)
             .outerjoin(Job, (Job.id == Message.job_id) & (Message.role == "assistant"))
             .where(Message.conversation_id == c.id).order_by(Message.id)).all()
         return {**_summary(c), "messages": [
             {"role": m.role, "text": m.text, "charts": m.charts, "numbers": numbers,
-             "job_id": m.job_id, "created_at": iso(m.created_at)} for m, numbers in rows]}
+             "job_id": m.job_id, "created_at": iso(m.created_at), "data_as_of": iso(as_of)}
+            for m, numbers, as_of in rows]}
 
 
 @retry_lock_conflicts

@@ -22,6 +22,7 @@ from api.pagination import after_cursor, page
 from api.resources import Resources
 from api.schemas.datasets import DatasetCreate, DatasetPatch
 from api.services.dataset_quota import check_room, tenant_usage
+from api.services.live_sources import check_role_now
 from api.sse import already_delivered, event_stream, stored_end
 from api.sse_subscribers import subscriber_callbacks
 from api.uploads import file_digest
@@ -41,6 +42,7 @@ from shared.errors import (
 )
 from shared.models import Dataset, DatasetVersion, is_id, new_id, utcnow
 from shared.outbound import OutboundPolicy
+from shared.refresh_schedule import RefreshSchedule
 from shared.sealed import seal
 
 logger = logging.getLogger(__name__)
@@ -140,20 +142,29 @@ def create_from_database(res: Resources, tenant_id: int, body: DatasetCreate,
     source.check()
     with res.session() as s:
         check_room(s, res.settings, tenant_id, new_datasets=1, new_bytes=1)
+    live = {}
+    if body.source.mode == "live":
+        # The role is checked here when the source answers quickly (live_sources.py):
+        # a writable one is a 422 now, nothing kept; else the import judges it.
+        allow = body.source.allow_writable_role
+        warnings = check_role_now(source, allow_writable=allow)
+        live = {"mode": "live", "allow_writable_role": allow, "warnings": warnings or None}
     return _commit_new(res, tenant_id, new_id(), body.name, [source.as_dict()],
-                       body.source.url, idempotency_key, digest)
+                       body.source.url, idempotency_key, digest, **live)
 
 
 def _commit_new(res: Resources, tenant_id: int, dataset_id: str, name: str,
                 sources: list[dict], url: str | None, idempotency_key: str | None,
-                digest: str | None) -> dict:
+                digest: str | None, **columns) -> dict:
+    """Commit the new dataset ``importing`` (``columns``: its mode and live options)
+    and send its first import."""
     try:
         with res.session() as s:
             row = Dataset(id=dataset_id, tenant_id=tenant_id, name=name.strip(),
                           status="importing", building_version=1, import_seq=1,
                           sources=sources, annotations={}, is_default=False,
                           source_url=seal(res.settings.secret_keys, url) if url else None,
-                          idempotency_key=idempotency_key, request_hash=digest)
+                          idempotency_key=idempotency_key, request_hash=digest, **columns)
             s.add(row)
             s.flush()
             view = linked_dataset(dataset_to_dict(row, None))
@@ -211,23 +222,28 @@ def get_dataset(res: Resources, tenant_id: int, dataset_id: str) -> dict:
 
 
 def patch_dataset(res: Resources, tenant_id: int, dataset_id: str, body: DatasetPatch) -> dict:
-    """Merge the annotations given (each key replaces its part; ``tables`` per table) and
-    set or clear ``default``. Names are checked against the current version and each
-    example's SQL is run in the SQL sandbox on it: ValidationFailed (422) naming the
-    unknown table or column, or giving DuckDB's error. Conflict before the first
-    version is ready (there is nothing to check against)."""
+    """Merge the annotations given (each key replaces its part; ``tables`` per table), set
+    or clear ``default`` and the ``refresh`` schedule. Names are checked against the
+    current version and each example's SQL is run in the SQL sandbox on it:
+    ValidationFailed (422) naming the unknown table or column, or giving DuckDB's error;
+    a schedule is checked by ``shared/refresh_schedule.py`` (422 naming
+    ``refresh.cron`` or ``refresh.timezone``). Conflict before the first version is ready
+    when annotating (there is nothing to check against)."""
     given = body.model_fields_set
+    notes = given - NOT_ANNOTATIONS
+    schedule = (RefreshSchedule.parse(body.refresh.cron, body.refresh.timezone)
+                if "refresh" in given and body.refresh is not None else None)
     with res.session() as s:
         row = _owned(s, tenant_id, dataset_id)
         current = _current(s, row)
         merged = annotations_of(row).model_dump()
-        for key in given - {"default", "tables"}:
+        for key in notes - {"tables"}:
             merged[key] = getattr(body, key) if key != "examples" else [
                 e.model_dump() for e in body.examples]
-        if "tables" in given:
+        if "tables" in notes:
             merged["tables"].update({t: n.model_dump() for t, n in body.tables.items()})
         annotations = Annotations.model_validate(merged)
-        if given - {"default"}:
+        if notes:
             if current is None:
                 raise Conflict(f"Dataset {dataset_id} has no ready version to annotate yet.")
             check_annotations(annotations, current.tables)
@@ -240,7 +256,7 @@ def patch_dataset(res: Resources, tenant_id: int, dataset_id: str, body: Dataset
         check_examples(res.settings, path, dataset_id, version, body.examples)
     with res.session() as s:
         row = _owned(s, tenant_id, dataset_id, lock=True)
-        if given - {"default"}:
+        if notes:
             row.annotations = annotations.model_dump(exclude_defaults=True)
         if body.default is not None:
             if body.default and row.version is None:
@@ -251,9 +267,22 @@ def patch_dataset(res: Resources, tenant_id: int, dataset_id: str, body: Dataset
                                                 Dataset.id != dataset_id)
                           .values(is_default=False))
             row.is_default = body.default
+        if "refresh" in given:
+            set_schedule(row, schedule, utcnow())
         row.updated_at = utcnow()
         s.flush()
         return _view(s, row)
+
+
+# The PATCH keys that are not annotations.
+NOT_ANNOTATIONS = frozenset({"default", "refresh"})
+
+
+def set_schedule(row: Dataset, schedule: RefreshSchedule | None, now) -> None:
+    """Give ``row`` its refresh ``schedule`` (None: none), its next slot after ``now``."""
+    row.refresh_cron = schedule.cron if schedule else None
+    row.refresh_timezone = schedule.timezone if schedule else None
+    row.next_refresh_at = schedule.next_after(now) if schedule else None
 
 
 def refresh_dataset(res: Resources, tenant_id: int, dataset_id: str) -> dict:

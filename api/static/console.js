@@ -4,7 +4,7 @@
 // and error_banner.js for the parts.
 
 import { api, getKey, setKey, watchJob } from "./api.js";
-import { el, renderAnswer } from "./render.js";
+import { dataAsOfNote, el, renderAnswer } from "./render.js";
 import { Progress } from "./progress.js";
 import { initBatches, loadUsage } from "./panels.js";
 import { DataPanel } from "./datasets.js";
@@ -93,6 +93,8 @@ async function openConversation(id) {
       const bubble = el("div", { class: "bubble assistant answer", "data-testid": "message-assistant" });
       ui.history.append(bubble);
       renderAnswer(bubble, msg.text, msg.charts || [], { numbers: msg.numbers });
+      const asOf = dataAsOfNote(msg.data_as_of);
+      if (asOf) bubble.append(asOf);
     }
   }
   view.scrollToEnd();

@@ -237,3 +237,15 @@ export function renderAnswer(container, text, charts = [], { sqlFor = null, stre
   container.replaceChildren(...nodes);
   return Promise.all(pending.map((draw) => draw()));
 }
+
+/** "Data as of …" under an answer: when the data it read was current (the job's
+ * ISO 8601 `data_as_of`: a live dataset's first query, a snapshot's import), in the
+ * reader's time zone; null when the job read no data. */
+export function dataAsOfNote(dataAsOf) {
+  if (!dataAsOf) return null;
+  const when = new Date(dataAsOf);
+  const text = Number.isNaN(when.getTime()) ? dataAsOf
+    : when.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
+  return el("p", { class: "muted data-as-of", "data-testid": "data-as-of", title: dataAsOf },
+    `Data as of ${text}`);
+}

@@ -2,7 +2,7 @@
 // Cancel buttons while a job runs, the final answer (or failure, or
 // cancellation), and moving a finished turn into the history.
 
-import { el, renderAnswer } from "./render.js";
+import { dataAsOfNote, el, renderAnswer } from "./render.js";
 import { showError } from "./error_banner.js";
 
 export class ThreadView {
@@ -59,6 +59,8 @@ export class ThreadView {
       if (result.truncated) {
         ui.answer.append(el("p", { class: "muted" }, "The answer was cut short; try a narrower question."));
       }
+      const asOf = dataAsOfNote(final.data_as_of);
+      if (asOf) ui.answer.append(asOf);
     } else if (final.status === "failed") {
       const error = final.error || {};
       ui.answer.replaceChildren(el("div", { class: "job-error", "data-testid": "job-error" },

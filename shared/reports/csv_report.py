@@ -14,11 +14,12 @@ from shared.errors import NotFound
 from shared.reports.csv_cells import report_writer, safe_row
 
 LONG_HEADER = ("question_index", "job_id", "question", "chart_index", "chart_title",
-               "chart_type", "row", "column", "value")
+               "chart_type", "row", "column", "value", "data_as_of")
 
 
 def render_csv(document: dict[str, Any]) -> str:
-    """All charts' rows in long form (question_index and chart_index count from 1)."""
+    """All charts' rows in long form (question_index and chart_index count from 1), each
+    with its question's ``data_as_of``."""
     out = io.StringIO()
     writer = report_writer(out)
     writer.writerow(LONG_HEADER)
@@ -28,7 +29,8 @@ def render_csv(document: dict[str, Any]) -> str:
                 for column in chart.get("columns") or []:
                     writer.writerow(safe_row((q["index"] + 1, q["job_id"], q["question"], n,
                                               chart.get("title", ""), chart.get("type", ""),
-                                              r, column, row.get(column))))
+                                              r, column, row.get(column),
+                                              q.get("data_as_of") or "")))
     return out.getvalue()
 
 

@@ -82,6 +82,7 @@ def build_document(batch: Batch, jobs: Sequence[Job],
             "standard_cost_usd": _usd(standard),
             "started_at": iso(job.started_at),
             "finished_at": iso(job.finished_at),
+            "data_as_of": iso(job.data_as_of),
         })
     cost = totals["cost_usd"]
     totals["cost_usd"] = _usd(cost)

@@ -27,6 +27,14 @@ def usage_line(usage: dict[str, Any]) -> str:
             f"{usage['sql_executed']} queries")
 
 
+def data_as_of_line(data_as_of: str | None) -> str:
+    """When a question's data was current ("Data as of 2026-12-02 06:00:05 UTC."), from
+    the job's ISO 8601 ``data_as_of``; empty when it read no data."""
+    if not data_as_of:
+        return ""
+    return f"Data as of {data_as_of.replace('T', ' ').split('.')[0].rstrip('Z')} UTC."
+
+
 def saving_sentence(document: dict[str, Any]) -> str:
     """How the batch's price compares with the other mode."""
     economy = document.get("economy")

@@ -14,6 +14,7 @@ from shared.reports.document import (
 )
 from shared.reports.formatting import (
     counts_sentence,
+    data_as_of_line,
     fmt_int,
     fmt_pct,
     fmt_usd,
@@ -134,6 +135,8 @@ def _question(q: dict[str, Any]) -> str:
         body.append(f'<p class="error"><b>{escape(q["status"].capitalize())}</b> '
                     f"({escape(q['error']['code'] or '')}): "
                     f"{escape(q['error']['message'] or '')}</p>")
+    if as_of := data_as_of_line(q.get("data_as_of")):
+        body.append(f'<p class="muted data-as-of">{escape(as_of)}</p>')
     body.append(f'<p class="muted">{escape(usage_line(q["usage"]))}</p></section>')
     return "".join(body)
 

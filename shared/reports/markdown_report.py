@@ -14,6 +14,7 @@ from shared.reports.document import (
 )
 from shared.reports.formatting import (
     counts_sentence,
+    data_as_of_line,
     fmt_int,
     fmt_pct,
     fmt_usd,
@@ -60,6 +61,8 @@ def render_markdown(document: dict[str, Any]) -> str:
             error = q["error"]
             lines += [(f"> **{q['status'].capitalize()}** (`{error['code']}`): "
                        f"{_inline(error['message'] or '')}"), ""]
+        if as_of := data_as_of_line(q.get("data_as_of")):
+            lines += [f"_{as_of}_", ""]
         lines.append(f"_{usage_line(q['usage'])}_")
     return "\n".join(lines) + "\n"
 

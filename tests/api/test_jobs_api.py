@@ -65,6 +65,7 @@ def test_a_submit_writes_its_rows_and_announces_the_job_as_it_is_stored(client, 
         "message": "  How many flights?  ", "model": settings.model, "attempt": 0,
         "result": None, "usage": {**zeros, "cost_usd": 0.0}, "error": None,
         "created_at": iso(job.created_at), "started_at": None, "finished_at": None,
+        "data_as_of": None,
         "links": {"self": f"/v1/jobs/{job_id}", "events": f"/v1/jobs/{job_id}/events",
                   "cancel": f"/v1/jobs/{job_id}/cancel"}}
 

@@ -75,7 +75,11 @@ def test_question_streams_progress_and_renders_a_chart(page, live_api, console_k
 def test_conversations_can_be_switched(page, live_api, console_key, fake_llm):
     console = ConsolePage(page, live_api.base_url).open(console_key)
     console.ask(QUESTION)
-    console.wait_for_answer()
+    answer = console.wait_for_answer()
+    # Under the answer: when its data was current (the built-in sample's file time).
+    as_of = answer.locator("[data-testid=data-as-of]")
+    as_of.wait_for()
+    assert as_of.inner_text().startswith("Data as of ")
     page.click("#new-conversation")
     console.ask(SECOND_QUESTION)
     console.wait_for_answer()
@@ -89,6 +93,7 @@ def test_conversations_can_be_switched(page, live_api, console_key, fake_llm):
     history = page.locator("#history")
     history.locator("[data-testid=message-user]", has_text=QUESTION).wait_for()
     history.locator(CHART_MARKS).first.wait_for()
+    assert history.locator("[data-testid=data-as-of]").count() == 1
     assert page.locator("#conversation-title").inner_text().startswith("How many flights")
     assert SECOND_QUESTION not in history.inner_text()
     active = page.locator("#conversations li.active")

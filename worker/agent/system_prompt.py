@@ -7,6 +7,7 @@ identical for every question in between.
 """
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from collections.abc import Sequence
 
@@ -72,6 +73,62 @@ Today's date: {today}
 """
 
 
+# What a live engine's prompt says instead of the DuckDB notes: the model writes the
+# engine's own SQL, and the engine is someone's production database.
+LIVE_NOTES = """\
+{title} SQL notes:
+- This is {product}; write {title} SQL. Every query runs on the {title} server itself \
+(not DuckDB): use its functions and syntax, and its type names.
+- Aggregates: count(*), count(DISTINCT x), sum, avg, min, max; filter groups with HAVING.
+- Shares and ranks: window functions, e.g. sum(x) / sum(sum(x)) OVER () for a share of \
+the total, row_number() OVER (PARTITION BY g ORDER BY v DESC) for top-N per group.
+- Cast to a decimal or floating type for ratios, and round(x, 2) for display.
+- NULL means unknown: count(x) skips NULLs, avg ignores them; say so when many values are \
+missing. Use coalesce(x, 0) only when zero is really meant.
+- Join on the keys the schema suggests (same column names in two tables), and check that \
+a join does not multiply rows: compare count(*) before and after when in doubt.
+- Keep results small and queries cheap: aggregate, filter early, and use LIMIT for \
+lists; never select every row of a large table. This is a live database that others use.
+- The column types below are given in DuckDB's names; the table and column names are the \
+server's own."""
+_DUCKDB_NOTES_START = "DuckDB SQL notes:\n"
+_DUCKDB_NOTES_END = "\n\nExample of a good exchange"
+
+
+@dataclasses.dataclass(frozen=True)
+class PromptEngine:
+    """The engine a live dataset's prompt names: ``title`` (``PostgreSQL``) and its
+    ``version`` as the server reports it (``16.4``)."""
+
+    title: str
+    version: str | None = None
+
+    @property
+    def product(self) -> str:
+        return f"{self.title} {self.version}" if self.version else self.title
+
+    @classmethod
+    def of(cls, engine: dict | None) -> PromptEngine | None:
+        """The prompt's engine for a version's ``engine`` record; None for DuckDB (a
+        snapshot's prompt is today's, byte for byte)."""
+        if not engine or engine.get("dialect") == "duckdb":
+            return None
+        return cls(engine["name"], engine.get("version"))
+
+
+def template_for(engine: PromptEngine | None) -> str:
+    """``TEMPLATE`` (engine None: DuckDB), or its live form naming ``engine``."""
+    if engine is None:
+        return TEMPLATE
+    start = TEMPLATE.index(_DUCKDB_NOTES_START)
+    end = TEMPLATE.index(_DUCKDB_NOTES_END)
+    notes = LIVE_NOTES.replace("{title}", engine.title).replace("{product}", engine.product)
+    text = TEMPLATE[:start] + notes + TEMPLATE[end:]
+    return (text.replace("about the DuckDB analytics database", f"about the {engine.title} "
+                         "database")
+            .replace("Database schema (DuckDB):", f"Database schema ({engine.product}):"))
+
+
 def render_schema(schema: Schema) -> str:
     """One ``CREATE TABLE name (col TYPE, ...);`` line per table, in the given order."""
     return "\n".join(
@@ -85,10 +142,13 @@ def build_system_prompt(schema: Schema, today: dt.date) -> str:
     return fill_template(render_schema(schema), today)
 
 
-def fill_template(schema_section: str, today: dt.date) -> str:
-    """The template with ``schema_section`` after its schema heading and the date as
-    YYYY-MM-DD (worker/datasets/prompt.py fills it with more than the schema)."""
-    return TEMPLATE.replace("{schema}", schema_section).replace("{today}", today.isoformat())
+def fill_template(schema_section: str, today: dt.date,
+                  engine: PromptEngine | None = None) -> str:
+    """The template (for ``engine``; None: DuckDB) with ``schema_section`` after its
+    schema heading and the date as YYYY-MM-DD (worker/datasets/prompt.py fills it with
+    more than the schema)."""
+    return (template_for(engine).replace("{schema}", schema_section)
+            .replace("{today}", today.isoformat()))
 
 
 def system_blocks(prompt: str, cache_control: dict | None = None) -> list[dict]:

@@ -24,8 +24,29 @@ INTEGER_TYPES = frozenset({"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT"
 MAX_SPAN_YEARS = 300
 
 
-@functools.lru_cache(maxsize=32)
 def data_years(sandbox: SqlSandbox) -> frozenset[int]:
+    """Every year between the minimum and maximum of each year-bearing column: from the
+    sandbox's own ``data_years()`` when it has one (a live dataset's handle reads its
+    version's profile: no query on the source), else queried (``_queried_years``)."""
+    own = getattr(sandbox, "data_years", None)
+    return own() if callable(own) else _queried_years(sandbox)
+
+
+def profile_years(tables) -> frozenset[int]:
+    """The years within the profiled min and max of each year-bearing column of
+    ``tables`` (``TableProfile``s; values as stored: dates, numbers or ISO text)."""
+    years: set[int] = set()
+    for table in tables:
+        for column in table.columns:
+            if _bears_years(column.name, column.type):
+                first, last = _year(column.min), _year(column.max)
+                if first is not None and last is not None and 0 <= last - first <= MAX_SPAN_YEARS:
+                    years.update(range(first, last + 1))
+    return frozenset(years)
+
+
+@functools.lru_cache(maxsize=32)
+def _queried_years(sandbox: SqlSandbox) -> frozenset[int]:
     """Every year between the minimum and maximum of each year-bearing column.
 
     Cached per sandbox (its file is read-only). One ``min``/``max`` query per table
@@ -66,6 +87,8 @@ def _bears_years(name: str, type_name: str) -> bool:
 def _year(value: object) -> int | None:
     if isinstance(value, (dt.date, dt.datetime)):
         return value.year
+    if isinstance(value, str) and len(value) >= 5 and value[:4].isdigit() and value[4] == "-":
+        value = int(value[:4])
     if isinstance(value, int) and 1000 <= value <= 2999:
         return value
     return None

@@ -50,6 +50,7 @@ class _Question:
     turn: Turn
     started: float
     hooks: JobHooks
+    data: Any = None  # JobData
     retries: int = 0
 
 
@@ -103,7 +104,7 @@ class EconomyBatch:
             self.runner.complete(job, self.runner.stopped(job, exc), JobFigures(), started)
             return None
         self.runner.events.publish(job.id, "started", {"attempt": job.attempt, "mode": "economy"})
-        return _Question(job, turn, started, hooks)
+        return _Question(job, turn, started, hooks, data)
 
     def _round(self, batch_id: str, questions: list[_Question]) -> list[_Question]:
         """Send one message batch for ``questions``; returns those still open after it."""
@@ -161,8 +162,10 @@ class EconomyBatch:
             return False
         if outcome is None:
             return True
-        self.runner.complete(question.job, JobEnding.answered(outcome), question.turn.figures,
-                             question.started, question.hooks.trace)
+        ending = JobEnding.answered(outcome)
+        ending.data_as_of = question.data.data_as_of()
+        self.runner.complete(question.job, ending, question.turn.figures, question.started,
+                             question.hooks.trace)
         return False
 
     def _retry(self, question: _Question, result) -> bool:
@@ -180,5 +183,7 @@ class EconomyBatch:
         return True
 
     def _end(self, question: _Question, exc: Exception) -> None:
-        self.runner.complete(question.job, self.runner.stopped(question.job, exc),
-                             question.turn.figures, question.started, question.hooks.trace)
+        ending = self.runner.stopped(question.job, exc)
+        ending.data_as_of = question.data.data_as_of()
+        self.runner.complete(question.job, ending, question.turn.figures, question.started,
+                             question.hooks.trace)

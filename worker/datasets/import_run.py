@@ -38,6 +38,7 @@ from shared.models import Dataset, DatasetVersion, utcnow
 from shared.outbound import OutboundPolicy
 from shared.sealed import UnreadableSecret, unseal
 from worker.datasets.import_process import NotWanted, WorkerStopping, run_import
+from worker.datasets.live_import import LiveVersion, NotWantedAnyMore, run_introspection
 from worker.datasets.versions import retire_versions
 
 logger = logging.getLogger(__name__)
@@ -91,6 +92,7 @@ class DatasetImporter:
                 row = s.get(Dataset, dataset_id)
                 claimed = (row.source_url, row.sources), dataset_state.import_stream(
                     dataset_id, row.import_seq)
+                live = (row.mode == "live", bool(row.allow_writable_role))
         if claimed is None:
             if give_up(self.settings, self.sessions, self.events, dataset_id, version):
                 return "failed"
@@ -100,10 +102,12 @@ class DatasetImporter:
         stored, stream = claimed
         logger.info("dataset %s: importing version %s", dataset_id, version)
         try:
+            if live[0]:
+                return self._introspect(stored, dataset_id, version, stream, live[1])
             built = self._build(self.sources_of(*stored), dataset_id, version, stream)
         except ImportFailed as exc:
             return self._failed(dataset_id, version, stream, exc)
-        except NotWanted:
+        except (NotWanted, NotWantedAnyMore):
             logger.info("dataset %s v%s: no longer wanted (deleted); import stopped",
                         dataset_id, version)
             return None
@@ -147,17 +151,33 @@ class DatasetImporter:
         return run_import(self.settings, sources, dataset_id, version, on_progress=progress,
                           still_wanted=lambda: self._beat(dataset_id, version))
 
-    def _ready(self, built: BuiltVersion, stream: str) -> str:
+    def _introspect(self, stored: tuple, dataset_id: str, version: int, stream: str,
+                    allow_writable: bool) -> str:
+        """A live dataset's version: its source introspected (``live_import.py``), no
+        file; the dataset's status afterwards."""
+        [source] = self.sources_of(*stored)
+        live = run_introspection(self.settings, source.url, list(source.tables or ()) or None,
+                                 allow_writable=allow_writable, dataset_id=dataset_id,
+                                 version=version,
+                                 still_wanted=lambda: self._beat(dataset_id, version))
+        logger.info("dataset %s v%s: live source introspected (%d tables, %s %s)", dataset_id,
+                    version, len(live.tables), live.engine["name"], live.engine["version"])
+        return self._ready(live, stream)
+
+    def _ready(self, built: BuiltVersion | LiveVersion, stream: str) -> str:
         with self.sessions.begin() as s:
             s.merge(DatasetVersion(dataset_id=built.dataset_id, version=built.version,
                                    tables=[t.as_dict() for t in built.tables],
-                                   rows=built.rows, seconds=built.seconds))
+                                   rows=built.rows, seconds=built.seconds,
+                                   engine=getattr(built, "engine", None)))
             if not dataset_state.READY.apply(s, dataset_id=built.dataset_id,
                                              of_version=built.version, now=utcnow()):
                 logger.warning("dataset %s v%s built but no longer wanted (deleted?)",
                                built.dataset_id, built.version)
             row = s.get(Dataset, built.dataset_id)
             s.refresh(row)
+            if row.version == built.version:
+                row.warnings = list(getattr(built, "warnings", None) or []) or None
             view = dataset_to_dict(row, s.get(DatasetVersion, (row.id, row.version))
                                    if row.version else None)
         self.events.publish(stream, "ready", view)

@@ -26,7 +26,7 @@ from collections.abc import Iterator, Sequence
 from engine.datasets.naming import sql_literal
 from engine.datasets.profile import ColumnProfile, TableProfile
 from shared.dataset_annotations import Annotations
-from worker.agent.system_prompt import fill_template, render_schema
+from worker.agent.system_prompt import PromptEngine, fill_template, render_schema
 from worker.jobs.history import estimate_tokens
 
 DEFAULT_TOKEN_BUDGET = 16_000
@@ -44,59 +44,74 @@ SELECT table_name, column_name, data_type FROM duckdb_columns() WHERE table_name
 columns you have looked up.
 
 Tables (name: rows. description):"""
+# A live engine has no duckdb_columns(): the standard catalog instead.
+LIVE_LOOKUP = LOOKUP.replace(
+    "SELECT table_name, column_name, data_type FROM duckdb_columns() WHERE table_name IN \
+('<table>', '<table>') ORDER BY table_name, column_index\n(information_schema.columns works \
+too)", "SELECT table_name, column_name, data_type FROM information_schema.columns WHERE \
+table_name IN ('<table>', '<table>') ORDER BY table_name, ordinal_position\n(the \
+engine's own catalog works too)")
 
 
 def build_dataset_prompt(tables: Sequence[TableProfile], today: dt.date,
                          annotations: Annotations | None = None, *,
-                         token_budget: int = DEFAULT_TOKEN_BUDGET) -> str:
-    """The system prompt for a dataset version on ``today``; pure and deterministic."""
+                         token_budget: int = DEFAULT_TOKEN_BUDGET,
+                         engine: PromptEngine | None = None) -> str:
+    """The system prompt for a dataset version on ``today``; pure and deterministic.
+    ``engine`` names a live version's engine and dialect (None: DuckDB, a snapshot)."""
     annotations = annotations or Annotations()
     ordered = sorted(tables, key=lambda t: t.name)
-    for section in _sections(ordered, annotations):
-        prompt = fill_template(section, today)
+    lookup = LOOKUP if engine is None else LIVE_LOOKUP
+    for section in _sections(ordered, annotations, lookup):
+        prompt = fill_template(section, today, engine)
         if estimate_tokens(prompt) <= token_budget:
             return prompt
-    return fill_template(_cut_table_list(ordered, annotations, today, token_budget), today)
+    return fill_template(_cut_table_list(ordered, annotations, today, token_budget, lookup,
+                                         engine), today, engine)
 
 
-def _sections(tables: list[TableProfile], annotations: Annotations) -> Iterator[str]:
+def _sections(tables: list[TableProfile], annotations: Annotations,
+              lookup: str) -> Iterator[str]:
     schema = render_schema([(t.name, [(c.name, c.type) for c in t.columns]) for t in tables])
     yield _join(schema, _notes(tables, annotations, hints=True))
     yield _join(schema, _notes(tables, annotations, hints=False))
-    listed = _table_list(tables, annotations, len(tables))
+    listed = _table_list(tables, annotations, len(tables), lookup)
     yield _join(listed, _notes(tables, annotations, hints=False, tables_listed=True))
     rest = _notes(tables, annotations, hints=False, tables_listed=True, columns=False)
     yield _join(listed, rest)
     for chars in CLIPPED_DESCRIPTION_CHARS:
-        yield _join(_table_list(tables, annotations, len(tables), description_chars=chars), rest)
+        yield _join(_table_list(tables, annotations, len(tables), lookup,
+                                description_chars=chars), rest)
 
 
 def _cut_table_list(tables: list[TableProfile], annotations: Annotations, today: dt.date,
-                    budget: int) -> str:
+                    budget: int, lookup: str, engine: PromptEngine | None) -> str:
     """The longest prefix of the table list that fits (at least one table)."""
     notes = _notes(tables, annotations, hints=False, tables_listed=True, columns=False)
     low, high = 1, len(tables)
     while low < high:
         middle = (low + high + 1) // 2
-        listed = _table_list(tables, annotations, middle, description_chars=0)
-        if estimate_tokens(fill_template(_join(listed, notes), today)) <= budget:
+        listed = _table_list(tables, annotations, middle, lookup, description_chars=0)
+        if estimate_tokens(fill_template(_join(listed, notes), today, engine)) <= budget:
             low = middle
         else:
             high = middle - 1
-    return _join(_table_list(tables, annotations, low, description_chars=0), notes)
+    return _join(_table_list(tables, annotations, low, lookup, description_chars=0), notes)
 
 
 def _table_list(tables: list[TableProfile], annotations: Annotations, shown: int,
-                description_chars: int | None = None) -> str:
+                lookup: str, description_chars: int | None = None) -> str:
     """The lookup instruction and ``shown`` tables with rows and descriptions (cut to
     ``description_chars`` at a word boundary; 0: none)."""
-    lines = [LOOKUP.replace("{count}", f"{len(tables):,}")]
+    lines = [lookup.replace("{count}", f"{len(tables):,}")]
     for table in tables[:shown]:
         description = _clip(_clean(annotations.table(table.name).description), description_chars)
         lines.append(f"- {table.name}: {table.rows:,} rows." + (f" {description}" if description else ""))
     if shown < len(tables):
         lines.append(f"... and {len(tables) - shown:,} more tables, not listed: find them with "
-                     "SELECT table_name FROM duckdb_tables() ORDER BY table_name")
+                     + ("SELECT table_name FROM duckdb_tables() ORDER BY table_name"
+                        if lookup is LOOKUP else "SELECT table_name FROM "
+                        "information_schema.tables ORDER BY table_name"))
     return "\n".join(lines)
 
 

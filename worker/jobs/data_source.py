@@ -15,6 +15,12 @@ annotations, byte-identical for every job on that version, annotations and day).
 A worker keeps at most ``OPEN_VERSIONS`` version sandboxes open (least recently
 used closed first); a job holds its version's sandbox through a handle that reopens
 it if it was closed meanwhile, so eviction never fails a running job.
+
+A live dataset's version has no file: its jobs query the source through the process's
+live engines (``worker/jobs/live_engines.py``), and its prompt names the engine and
+dialect (``PromptEngine``), byte-identical per version as a snapshot's. ``JobData``
+says when the job's data is from (``data_as_of``): a snapshot's import end, the
+built-in file's time, a live job's first query.
 """
 from __future__ import annotations
 
@@ -22,6 +28,7 @@ import dataclasses
 import datetime as dt
 import json
 import logging
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -36,10 +43,14 @@ from engine.sql.sandbox import SqlSandbox, get_sandbox, sandbox_settings
 from shared.config import Settings
 from shared.dataset_annotations import Annotations
 from shared.db import session_factory
-from shared.errors import JobFailure
+from shared.errors import JobFailure, SunriseError
 from shared.models import Dataset, DatasetVersion
-from worker.agent.system_prompt import build_system_prompt
+from shared.outbound import OutboundPolicy
+from shared.redis_client import redis_for
+from shared.sealed import UnreadableSecret, unseal
+from worker.agent.system_prompt import PromptEngine, build_system_prompt
 from worker.datasets.prompt import build_dataset_prompt
+from worker.jobs.live_engines import LiveEngines, LiveQueries
 from worker.jobs.store import ClaimedJob
 
 logger = logging.getLogger(__name__)
@@ -50,10 +61,37 @@ CACHED_PROMPTS = 64
 
 @dataclasses.dataclass(frozen=True)
 class JobData:
-    """What a job queries and what the model is told about it."""
+    """What a job queries and what the model is told about it. ``as_of`` is the moment
+    the data is from (fixed for files; a live handle's first query); ``cancel`` stops
+    the job's running query on a live source (None: nothing to stop there)."""
 
     sandbox: Any  # SqlSandbox, or a handle with its run()
     system_prompt: str
+    as_of: dt.datetime | None = None
+    cancel: Callable[[], None] | None = None
+
+    def data_as_of(self) -> dt.datetime | None:
+        first = getattr(self.sandbox, "first_query_at", None)
+        return first if first is not None else self.as_of
+
+
+@dataclasses.dataclass(frozen=True)
+class VersionFacts:
+    """What a dataset version's jobs need of its rows, immutable once it is ready."""
+
+    mode: str
+    finished_at: dt.datetime
+    engine: dict | None
+    source_url: str | None  # sealed
+    sources: list
+
+
+def file_time(path: str | Path) -> dt.datetime | None:
+    """A file's modification time as naive UTC (the built-in dataset's data_as_of)."""
+    try:
+        return dt.datetime.fromtimestamp(os.path.getmtime(path), dt.UTC).replace(tzinfo=None)
+    except OSError:
+        return None
 
 
 class DataSource(Protocol):
@@ -106,7 +144,8 @@ class BuiltInDataset:
         if job.dataset_id is not None:
             raise JobFailure("dataset_not_found", f"Dataset {job.dataset_id} is not "
                              "available to this worker.")
-        return JobData(self.sandbox, self.system_prompt())
+        return JobData(self.sandbox, self.system_prompt(),
+                       as_of=file_time(self.settings.duckdb_path))
 
 
 class TenantDatasets:
@@ -122,17 +161,68 @@ class TenantDatasets:
         self._lock = threading.Lock()
         self._open: OrderedDict[tuple[str, int], SqlSandbox] = OrderedDict()
         self._prompts: OrderedDict[tuple, str] = OrderedDict()
+        self._facts: OrderedDict[tuple[str, int], VersionFacts] = OrderedDict()
+        self._tables: OrderedDict[tuple[str, int], list[TableProfile]] = OrderedDict()
+        self.live = LiveEngines(self._open_live)
 
     def for_job(self, job: ClaimedJob) -> JobData:
         if job.dataset_id is None:
             return self.builtin.for_job(job)
         key = (job.dataset_id, job.dataset_version)
+        facts = self.version_facts(key) if job.dataset_version else None
+        if facts is not None and facts.mode == "live":
+            return self._live_job(job, key, facts)
         path = version_path(self.settings.data_dir, *key) if job.dataset_version else None
-        if path is None or not path.exists():
+        if facts is None or path is None or not path.exists():
             raise JobFailure("dataset_not_found", f"Version {job.dataset_version} of dataset "
                              f"{job.dataset_id} is not available (deleted?).")
         self.open_version(key, path)  # opened now: a file that cannot be opened fails the job here
-        return JobData(VersionSandbox(self, key, path), self.version_prompt(*key))
+        return JobData(VersionSandbox(self, key, path), self.version_prompt(*key),
+                       as_of=facts.finished_at)
+
+    def _live_job(self, job: ClaimedJob, key: tuple[str, int], facts: VersionFacts) -> JobData:
+        """The job's handle on its live version; the engine opened now, so that a source
+        that cannot be reached fails the job here, saying so."""
+        try:
+            url = unseal(self.settings.secret_keys, facts.source_url or "")
+            self.live.acquire(key, url)
+            self.live.release(key)
+        except (UnreadableSecret, SunriseError) as exc:
+            code = exc.code if isinstance(exc, SunriseError) else "source_unreachable"
+            raise JobFailure(code, str(getattr(exc, "detail", exc))) from None
+        prompt = self.version_prompt(*key)
+        with self._lock:
+            tables = self._tables[key]
+        handle = LiveQueries(self.live, key, url, job.id, tables)
+        return JobData(handle, prompt, cancel=lambda: self.live.cancel(job.id, key))
+
+    def _open_live(self, key: tuple[str, int], url: str) -> Any:
+        from engine.live import LiveLimits, open_engine
+
+        return open_engine(url, outbound=OutboundPolicy.from_settings(self.settings),
+                           limits=LiveLimits.from_settings(self.settings),
+                           redis=redis_for(self.settings.redis_url), dataset=key[0])
+
+    def version_facts(self, key: tuple[str, int]) -> VersionFacts | None:
+        """The version's ``VersionFacts`` (read once per process), None when it is gone."""
+        with self._lock:
+            facts = self._facts.get(key)
+        if facts is not None:
+            return facts
+        with self.sessions() as s:
+            row = s.execute(select(Dataset.mode, DatasetVersion.created_at, DatasetVersion.engine,
+                                   Dataset.source_url, Dataset.sources)
+                            .join(DatasetVersion, DatasetVersion.dataset_id == Dataset.id)
+                            .where(Dataset.id == key[0], DatasetVersion.version == key[1])).first()
+        if row is None:
+            return None
+        facts = VersionFacts(row.mode or "snapshot", row.created_at, row.engine, row.source_url,
+                             row.sources)
+        with self._lock:
+            self._facts[key] = facts
+            while len(self._facts) > CACHED_PROMPTS:
+                self._facts.popitem(last=False)
+        return facts
 
     def open_version(self, key: tuple[str, int], path: Path) -> SqlSandbox:
         """The open sandbox of a version, opening it (and closing the least recently used
@@ -157,17 +247,22 @@ class TenantDatasets:
             key = (dataset_id, version, self.today(), json.dumps(notes or {}, sort_keys=True))
             with self._lock:
                 cached = self._prompts.get(key)
-            if cached is not None:
+            if cached is not None and (dataset_id, version) in self._tables:
                 return cached
             tables = s.scalar(select(DatasetVersion.tables).where(
                 DatasetVersion.dataset_id == dataset_id, DatasetVersion.version == version))
         if tables is None:
             raise JobFailure("dataset_not_found", f"Version {version} of dataset {dataset_id} "
                              "is not available (deleted?).")
-        prompt = build_dataset_prompt([TableProfile.from_dict(t) for t in tables], key[2],
-                                      Annotations.model_validate(notes or {}),
-                                      token_budget=self.settings.dataset_prompt_token_budget)
+        facts = self.version_facts((dataset_id, version))
+        profiles = [TableProfile.from_dict(t) for t in tables]
+        prompt = build_dataset_prompt(profiles, key[2], Annotations.model_validate(notes or {}),
+                                      token_budget=self.settings.dataset_prompt_token_budget,
+                                      engine=PromptEngine.of(facts.engine if facts else None))
         with self._lock:
+            self._tables[(dataset_id, version)] = profiles
+            while len(self._tables) > CACHED_PROMPTS:
+                self._tables.popitem(last=False)
             self._prompts[key] = prompt
             while len(self._prompts) > CACHED_PROMPTS:
                 self._prompts.popitem(last=False)
@@ -178,6 +273,7 @@ class TenantDatasets:
             sandboxes, self._open = list(self._open.values()), OrderedDict()
         for sandbox in sandboxes:
             sandbox.close()
+        self.live.close()
 
 
 @dataclasses.dataclass(frozen=True)

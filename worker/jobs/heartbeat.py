@@ -3,16 +3,23 @@
 A single batched UPDATE every ``interval_s`` keeps the cost flat however many jobs
 a threads-pool worker holds (hundreds), instead of one thread and one query per job.
 The reaper treats a job whose heartbeat is older than ``stale_after_s`` as abandoned.
+
+A job may also be *watched* for its cancel flag (``watch``): a live dataset's query runs
+on someone else's server, and a cancel must stop it there, not at the next round
+boundary. Each beat then reads the flags of the watched jobs (one indexed SELECT, only
+while any is watched) and calls a flagged job's callback once.
 """
 from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 
+from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from shared import job_state
-from shared.models import utcnow
+from shared.models import Job, utcnow
 
 logger = logging.getLogger(__name__)
 
@@ -22,6 +29,7 @@ class Heartbeats:
         self.sessions = sessions
         self.interval_s = interval_s
         self._jobs: dict[str, int] = {}
+        self._watched: dict[str, Callable[[], None]] = {}
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
@@ -39,6 +47,12 @@ class Heartbeats:
     def remove(self, job_id: str) -> None:
         with self._lock:
             self._jobs.pop(job_id, None)
+            self._watched.pop(job_id, None)
+
+    def watch(self, job_id: str, on_cancel: Callable[[], None]) -> None:
+        """Call ``on_cancel`` (once) when a beat finds ``job_id``'s cancel requested."""
+        with self._lock:
+            self._watched[job_id] = on_cancel
 
     def stop(self) -> None:
         self._stop.set()
@@ -49,8 +63,21 @@ class Heartbeats:
             pairs = list(self._jobs.items())
         if not pairs:
             return 0
+        with self._lock:
+            watched = list(self._watched)
         with self.sessions.begin() as s:
-            return job_state.BEAT.apply(s.connection(), pairs=pairs, now=utcnow())
+            touched = job_state.BEAT.apply(s.connection(), pairs=pairs, now=utcnow())
+            flagged = s.scalars(select(Job.id).where(
+                Job.id.in_(watched), Job.cancel_requested.is_(True))).all() if watched else ()
+        for job_id in flagged:
+            with self._lock:
+                callback = self._watched.pop(job_id, None)
+            if callback is not None:
+                try:
+                    callback()
+                except Exception:
+                    logger.warning("job %s: cancelling its query failed", job_id, exc_info=True)
+        return touched
 
     def _loop(self) -> None:
         while not self._stop.wait(self.interval_s):

@@ -78,12 +78,14 @@ class JobRunner:
         self.events.publish(job.id, "started", {"attempt": job.attempt})
         started = time.perf_counter()
         self.heartbeats.add(job.id, job.attempt)
-        loop = None
+        loop = data = None
         hooks = self.hooks_for(job)
         try:
             if self.settings.llm_target == "missing":
                 raise JobFailure("llm_auth", MISSING_KEY_HELP)
             data = self.data.for_job(job)
+            if data.cancel is not None:  # a live source: a cancel stops the query there
+                self.heartbeats.watch(job.id, data.cancel)
             loop = AgentLoop(client=self.client_for_job(), sandbox=data.sandbox, settings=self.settings,
                              system_prompt=data.system_prompt, hooks=hooks, model=job.model)
             ending = JobEnding.answered(loop.run(self.history(job), job.message))
@@ -91,6 +93,7 @@ class JobRunner:
             ending = self.stopped(job, exc)
         finally:
             self.heartbeats.remove(job.id)
+        ending.data_as_of = data.data_as_of() if data is not None else None
         return self.complete(job, ending, loop.stats if loop else JobFigures(), started,
                              hooks.trace)
 

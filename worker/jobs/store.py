@@ -73,6 +73,8 @@ class JobEnding:
     error_message: str | None = None
     usage: dict = dataclasses.field(default_factory=dict)
     numbers: dict | None = None
+    # When the data the job read is from (``JobData.data_as_of``); None: it read none.
+    data_as_of: dt.datetime | None = None
 
     @classmethod
     def answered(cls, outcome) -> JobEnding:
@@ -290,7 +292,7 @@ class JobStore:
             "parse_path": outcome.parse_path, "truncated": outcome.truncated,
             "numbers": outcome.numbers, "error_code": outcome.error_code,
             "error_message": storable(outcome.error_message), "finished_at": now,
-            "heartbeat_at": now, **outcome.usage}
+            "heartbeat_at": now, "data_as_of": outcome.data_as_of, **outcome.usage}
         with self.driver.begin() as conn:
             if trace:
                 _write_trace(conn, trace)

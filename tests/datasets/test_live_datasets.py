@@ -1,0 +1,259 @@
+"""Live datasets through the API: created on the real PostgreSQL and MariaDB servers of
+this machine (a scratch database and roles per session, dropped after), introspected on
+a real worker, asked through the offline model about rows inserted after they were
+created (no refresh), a role that can write refused at creation, and a cancelled job's
+query stopped on the source. Nothing is mocked."""
+from __future__ import annotations
+
+import datetime as dt
+import os
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from urllib.parse import quote
+
+import psycopg
+import pymysql
+import pytest
+
+from bench import scratch_mariadb as mariadb
+from tests.utils import postgres
+from tests.utils.datasets import sse_events, wait_imported
+from tests.utils.waiting import wait_for_status, wait_until
+
+pytestmark = pytest.mark.usefixtures("celery_worker", "fake_llm")
+
+PASSWORD = "w1re:p@ss/wd%"
+SCRATCH = f"sunrise_livewire_{os.getpid()}"
+READER = f"lw_ro_{os.getpid()}"
+WRITER = f"lw_rw_{os.getpid()}"
+
+
+@dataclass
+class LiveSource:
+    kind: str
+    database: str
+    reader_url: str
+    writer_url: str
+
+    def admin(self, *statements: str) -> list[tuple]:
+        if self.kind == "postgresql":
+            conninfo = postgres.POSTGRES.replace("dbname=postgres", f"dbname={self.database}")
+            with psycopg.connect(conninfo, autocommit=True) as conn:
+                rows: list[tuple] = []
+                for sql in statements:
+                    cur = conn.execute(sql)
+                    rows = cur.fetchall() if cur.description else []
+                return rows
+        conn = pymysql.connect(**mariadb.MARIADB, database=self.database, autocommit=True)
+        try:
+            with conn.cursor() as cur:
+                for sql in statements:
+                    cur.execute(sql)
+                return list(cur.fetchall())
+        finally:
+            conn.close()
+
+    def running(self, needle: str = "") -> list[str]:
+        """Statements the roles run now in the database (PostgreSQL: a cursor's FETCH
+        shows as such, after its DECLARE)."""
+        if self.kind == "postgresql":
+            rows = self.admin("SELECT query FROM pg_stat_activity WHERE state = 'active' "
+                              f"AND datname = '{self.database}' AND pid <> pg_backend_pid()")
+        else:
+            rows = self.admin("SELECT INFO FROM information_schema.PROCESSLIST WHERE "
+                              f"COMMAND = 'Query' AND DB = '{self.database}' "
+                              "AND ID <> CONNECTION_ID()")
+        return [r[0] for r in rows if r[0] and needle in r[0]]
+
+
+def _url(kind: str, user: str, database: str) -> str:
+    port = 5432 if kind == "postgresql" else 3306
+    return f"{kind}://{user}:{quote(PASSWORD, safe='')}@127.0.0.1:{port}/{database}"
+
+
+_MEASURES = ("CREATE TABLE measures (id INTEGER PRIMARY KEY, region VARCHAR(20), "
+             "amount DECIMAL(10, 2))",
+             "INSERT INTO measures VALUES (1, 'north', 10.5), (2, 'south', 3), (3, 'north', 1)")
+
+
+@pytest.fixture(scope="module")
+def pg_live() -> Iterator[LiveSource]:
+    name = f"{SCRATCH}_pg"
+    postgres.create_database(name)
+    for role in (READER, WRITER):
+        postgres.run_sql(f'DROP ROLE IF EXISTS "{role}"',
+                         f"CREATE ROLE \"{role}\" LOGIN PASSWORD '{PASSWORD}'")
+    source = LiveSource("postgresql", name, _url("postgresql", READER, name),
+                        _url("postgresql", WRITER, name))
+    source.admin(*_MEASURES,
+                 f'GRANT CONNECT ON DATABASE "{name}" TO "{READER}", "{WRITER}"',
+                 f'GRANT USAGE ON SCHEMA public TO "{READER}", "{WRITER}"',
+                 f'GRANT SELECT ON ALL TABLES IN SCHEMA public TO "{READER}", "{WRITER}"',
+                 f'GRANT INSERT ON measures TO "{WRITER}"')
+    yield source
+    postgres.drop_database(name)
+    for role in (READER, WRITER):
+        postgres.run_sql(f'DROP ROLE IF EXISTS "{role}"')
+
+
+@pytest.fixture(scope="module")
+def maria_live() -> Iterator[LiveSource]:
+    name = f"{SCRATCH}_maria"
+    mariadb.create_database(name, migrate=False)
+    statements = []
+    for user in (READER, WRITER):
+        statements += [f"DROP USER IF EXISTS '{user}'@'%'",
+                       f"CREATE USER '{user}'@'%' IDENTIFIED BY '{PASSWORD}'",
+                       f"GRANT SELECT, SHOW VIEW ON `{name}`.* TO '{user}'@'%'"]
+    mariadb.run_sql(*statements, f"GRANT INSERT ON `{name}`.* TO '{WRITER}'@'%'")
+    source = LiveSource("mariadb", name, _url("mariadb", READER, name),
+                        _url("mariadb", WRITER, name))
+    source.admin(*_MEASURES)
+    yield source
+    mariadb.run_sql(*(f"DROP USER IF EXISTS '{u}'@'%'" for u in (READER, WRITER)))
+    mariadb.drop_database(name)
+
+
+@pytest.fixture(params=["pg_live", "maria_live"])
+def live_source(request) -> LiveSource:
+    return request.getfixturevalue(request.param)
+
+
+def create_live(client, auth, url: str, **source) -> dict:
+    resp = client.post("/v1/datasets", headers=auth, json={
+        "name": "Live", "source": {"url": url, "mode": "live", **source}})
+    assert resp.status_code == 202, resp.get_data(as_text=True)
+    assert PASSWORD not in resp.get_data(as_text=True)
+    return resp.get_json()
+
+
+def _instant(text: str) -> dt.datetime:
+    return dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def test_a_live_dataset_answers_from_rows_inserted_after_it_was_created(
+        client, auth, live_source):
+    live_source.admin("DELETE FROM measures WHERE id > 3")
+    dataset_id = create_live(client, auth, live_source.reader_url,
+                             tables=["measures"])["dataset_id"]
+    view = wait_imported(client, auth, dataset_id)
+    assert view["status"] == "ready" and view["version"] == 1, view
+    assert view["mode"] == "live" and view["warnings"] == []
+    expected = {"postgresql": ("PostgreSQL", "postgres"), "mariadb": ("MariaDB", "mysql")}
+    assert (view["engine"]["name"], view["engine"]["dialect"]) == expected[live_source.kind]
+    assert view["engine"]["version"][0].isdigit(), view["engine"]
+    assert {t["name"]: t["rows"] for t in view["tables"]} == {"measures": 3}
+    assert PASSWORD not in str(view)
+
+    live_source.admin("INSERT INTO measures VALUES (4, 'east', 2), (5, 'west', 7)")
+    job = client.post("/v1/jobs", headers=auth, json={
+        "message": "How many measures are there?", "dataset_id": dataset_id}).get_json()
+    done = wait_for_status(client, auth, job["job_id"], timeout=60)
+    assert done["status"] == "succeeded", done
+    assert (done["dataset_id"], done["dataset_version"]) == (dataset_id, 1)
+    assert "5" in done["result"]["answer_text"], done["result"]
+    # data_as_of: the moment its first query ran on the source, within the job's run.
+    as_of = _instant(done["data_as_of"])
+    assert _instant(done["started_at"]) <= as_of <= _instant(done["finished_at"])
+    (terminal,) = [data for name, data in sse_events(client, auth, f"/v1/jobs/{job['job_id']}/events")
+                   if name == "succeeded"]
+    assert terminal["data_as_of"] == done["data_as_of"]
+    history = client.get(f"/v1/conversations/{done['conversation_id']}",
+                         headers=auth).get_json()["messages"]
+    assert history[-1]["role"] == "assistant" and history[-1]["data_as_of"] == done["data_as_of"]
+    assert client.get(f"/v1/datasets/{dataset_id}", headers=auth).get_json()["version"] == 1
+
+    # A refresh introspects again: a new version with the source's rows as they are now.
+    refresh = client.post(f"/v1/datasets/{dataset_id}/refresh", headers=auth)
+    assert refresh.status_code == 202 and refresh.get_json()["version"] == 2
+    view = wait_imported(client, auth, dataset_id)
+    assert view["version"] == 2 and view["mode"] == "live", view
+    assert {t["name"]: t["rows"] for t in view["tables"]} == {"measures": 5}
+
+
+def test_a_role_that_can_write_is_refused_at_creation_unless_allowed(client, auth, live_source):
+    resp = client.post("/v1/datasets", headers=auth, json={
+        "name": "Writable", "source": {"url": live_source.writer_url, "mode": "live"}})
+    assert resp.status_code == 422, resp.get_data(as_text=True)
+    problem = resp.get_json()
+    assert problem["type"].endswith("/writable_role") and "INSERT" in problem["privilege"].upper()
+    assert "INSERT" in problem["detail"].upper() and "GRANT SELECT" in problem["detail"]
+    assert PASSWORD not in resp.get_data(as_text=True)
+    assert client.get("/v1/datasets", headers=auth).get_json()["items"] == []
+
+    dataset_id = create_live(client, auth, live_source.writer_url,
+                             allow_writable_role=True)["dataset_id"]
+    view = wait_imported(client, auth, dataset_id)
+    assert view["status"] == "ready" and view["mode"] == "live", view
+    (warning,) = view["warnings"]
+    assert "can write" in warning and "INSERT" in warning.upper()
+
+
+def test_a_snapshot_dataset_shows_duckdb_and_its_import_time_as_data_as_of(
+        client, auth, pg_live):
+    resp = client.post("/v1/datasets", headers=auth, json={
+        "name": "Copy", "source": {"url": pg_live.reader_url, "tables": ["measures"]}})
+    assert resp.status_code == 202, resp.get_data(as_text=True)
+    view = wait_imported(client, auth, resp.get_json()["dataset_id"])
+    assert view["mode"] == "snapshot" and view["engine"]["name"] == "DuckDB", view
+    assert view["engine"]["dialect"] == "duckdb" and view["refresh"] is None
+    job = client.post("/v1/jobs", headers=auth, json={
+        "message": "How many measures are there?", "dataset_id": view["dataset_id"]}).get_json()
+    done = wait_for_status(client, auth, job["job_id"], timeout=60)
+    assert done["status"] == "succeeded", done
+    # The import ended before the job was even submitted.
+    assert _instant(done["data_as_of"]) <= _instant(done["created_at"])
+    assert _instant(done["data_as_of"]) >= _instant(view["created_at"])
+
+
+def test_cancelling_a_job_stops_its_query_on_the_source(client, auth, fake_llm, pg_live):
+    dataset_id = create_live(client, auth, pg_live.reader_url, tables=["measures"])["dataset_id"]
+    assert wait_imported(client, auth, dataset_id)["status"] == "ready"
+    slow = ("SELECT count(*) AS n FROM measures a, generate_series(1, 2000000000) AS g "
+            "WHERE g > a.id")
+    marker = fake_llm.scenario("live-slow", [{"tool_calls": [{"sql": slow}]},
+                                             {"text": '{"answerText": "done", "charts": []}'}])
+    job = client.post("/v1/jobs", headers=auth, json={
+        "message": f"Count slowly {marker}", "dataset_id": dataset_id}).get_json()
+    wait_until(lambda: pg_live.running("generate_series(1, 2000000000)"), timeout=30)
+    time.sleep(1.0)
+    assert pg_live.running(), "the query should still be running (fetching)"
+    asked = time.monotonic()
+    assert client.post(f"/v1/jobs/{job['job_id']}/cancel", headers=auth).status_code == 202
+    wait_until(lambda: not pg_live.running(), timeout=12, interval=0.1)
+    # Well inside the SQL tool's own 10 s limit: the cancel stopped it, not the timeout.
+    assert time.monotonic() - asked < 5
+    done = wait_for_status(client, auth, job["job_id"], timeout=30)
+    assert done["status"] == "cancelled", done
+
+
+@pytest.mark.parametrize(("source", "words"), [
+    ({"url": "sc://spark:15002"}, "live only"),
+    ({"url": "postgresql://u:p@db/x", "allow_writable_role": True}, "live datasets only"),
+    ({"url": "postgresql://u:p@db/x", "mode": "mirror"}, "mode"),
+])
+def test_live_only_options_are_refused_for_a_snapshot(client, auth, source, words):
+    resp = client.post("/v1/datasets", headers=auth, json={"name": "No", "source": source})
+    assert resp.status_code == 422 and words in resp.get_json()["detail"], resp.get_json()
+
+
+def test_a_worker_closes_a_live_engine_nobody_used_for_a_while(settings, pg_live):
+    from worker.jobs.data_source import TenantDatasets
+
+    clock = [1000.0]
+    datasets = TenantDatasets(settings)
+    datasets.live.clock = lambda: clock[0]
+    key = ("ds-idle", 1)
+    try:
+        engine = datasets.live.acquire(key, pg_live.reader_url)
+        datasets.live.release(key)
+        assert datasets.live.run(key, pg_live.reader_url, "job-1", "SELECT count(*) FROM measures"
+                                 ).rows[0][0] >= 3
+        clock[0] += datasets.live.idle_close_s - 1
+        assert datasets.live.close_idle() == 0
+        clock[0] += 2
+        assert datasets.live.close_idle() == 1
+        assert engine.run("SELECT 1").is_error  # closed: its connections are gone
+    finally:
+        datasets.close()
