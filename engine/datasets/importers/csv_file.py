@@ -16,12 +16,16 @@ read, so that the import can tell what went wrong and where:
   integer column) makes DuckDB sniff the whole file, and if a column still does not
   fit, that column is read as text.
 
+A person's layout for the table (``target.layout_for``) moves the header to its line
+(``skip``) and leaves the footer's lines out (``text_footer``).
+
 The import's limits hold while reading: a compressed file is decompressed within the
 byte cap first (``plain_copy``), the header's columns are counted before any row is
 read, and the read stops one row past the rows the import has left.
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 from dataclasses import dataclass
 
@@ -29,6 +33,7 @@ import duckdb
 
 from engine.datasets.importers.base import NULL_STRINGS, Importer, file_stem, matching_suffix
 from engine.datasets.importers.plain_copy import plain_copy
+from engine.datasets.importers.text_footer import copy_head, footer_start
 from engine.datasets.naming import quote_ident, sql_literal
 from engine.datasets.sources import FileSource
 from engine.datasets.target import ImportTarget
@@ -58,15 +63,25 @@ class CsvImporter(Importer):
     extensions = _TEXT + _COMPRESSED
 
     def load(self, source: FileSource, target: ImportTarget) -> None:
-        """One table named after the file. Raises ``EmptySource``, ``MalformedSource`` or
-        ``SourceTooLarge`` and its kinds (past the import's limits)."""
-        with plain_copy(source, target) as path:
-            self._load(FileSource(path, source.name), target)
-
-    def _load(self, source: FileSource, target: ImportTarget) -> None:
-        _refuse_blank(source)
+        """One table named after the file, laid out as ``target.layout_for`` it says.
+        Raises ``EmptySource``, ``MalformedSource`` or ``SourceTooLarge`` and its kinds
+        (past the import's limits)."""
         table = target.table_name(file_stem(source.name))
+        layout = target.layout_for(table)
+        with contextlib.ExitStack() as stack:
+            path = stack.enter_context(plain_copy(source, target))
+            if layout["skip_footer"]:
+                end = footer_start(path, layout["skip_footer"], source.name)
+                path = copy_head(path, end, target)
+                stack.callback(path.unlink, missing_ok=True)
+            self._load(FileSource(path, source.name), target, table, layout["header_row"])
+
+    def _load(self, source: FileSource, target: ImportTarget, table: str,
+              header_row: int | None) -> None:
+        _refuse_blank(source)
         options: dict = {"nullstr": NULL_STRINGS, "skip": 0}
+        if header_row is not None:
+            options.update(skip=header_row - 1, header=True)
         if matching_suffix(source.name, (".tsv", ".tab", ".tsv.gz", ".tab.gz",
                                          ".tsv.zst", ".tab.zst")):
             options["delim"] = "\t"
@@ -126,7 +141,8 @@ class CsvImporter(Importer):
 def _check_header(source: FileSource, target: ImportTarget, options: dict) -> None:
     """Count the header's columns before any row is read: first on its first line (DuckDB's
     sniffer itself takes gigabytes for 20,000 columns), then as DuckDB sniffs them."""
-    target.limits.check_columns(_first_line_width(source, options.get("delim")), source.name)
+    target.limits.check_columns(
+        _first_line_width(source, options.get("delim"), options["skip"]), source.name)
     args = ", ".join([sql_literal(str(source.path)), *_render(options)])
     try:
         columns = target.con.execute(f"DESCRIBE SELECT * FROM read_csv({args})").fetchall()
@@ -135,11 +151,12 @@ def _check_header(source: FileSource, target: ImportTarget, options: dict) -> No
     target.limits.check_columns(len(columns), source.name)
 
 
-def _first_line_width(source: FileSource, delim: str | None) -> int:
-    """The most fields the first line splits into on any delimiter DuckDB would sniff
-    (outside double quotes): never fewer than DuckDB finds."""
+def _first_line_width(source: FileSource, delim: str | None, skip: int) -> int:
+    """The most fields the first line read (after ``skip`` lines) splits into on any
+    delimiter DuckDB would sniff (outside double quotes): never fewer than DuckDB finds."""
     with open(source.path, "rb") as handle:
-        line = handle.read(_HEADER_PROBE_BYTES).split(b"\n", 1)[0]
+        lines = handle.read(_HEADER_PROBE_BYTES).split(b"\n", skip + 1)
+    line = lines[min(skip, len(lines) - 1)]
     unquoted = b"".join(line.split(b'"')[::2])
     candidates = [delim.encode()] if delim else _DELIMITERS
     return 1 + max(unquoted.count(d) for d in candidates)
