@@ -26,7 +26,10 @@ read, and the read stops one row past the rows the import has left.
 from __future__ import annotations
 
 import contextlib
+import csv
+import io
 import logging
+import re
 from dataclasses import dataclass
 
 import duckdb
@@ -56,6 +59,9 @@ class _Reject:
     column: str | None
     error_type: str
     message: str
+    csv_line: str | None = None
+    delimiter: str | None = None
+    quote: str | None = None
 
 
 class CsvImporter(Importer):
@@ -128,14 +134,14 @@ class CsvImporter(Importer):
                         f"LIMIT {limit}")
         try:
             rows = con.execute(
-                "SELECT line, line_byte_position, column_name, CAST(error_type AS VARCHAR), "
-                f"error_message FROM {quote_ident(rejects)} ORDER BY line LIMIT {_REJECTS_KEPT}"
-            ).fetchall()
+                "SELECT r.line, r.line_byte_position, r.column_name, "
+                "CAST(r.error_type AS VARCHAR), r.error_message, r.csv_line, s.delimiter, "
+                f"s.quote FROM {quote_ident(rejects)} r LEFT JOIN {quote_ident(scans)} s "
+                f"USING (scan_id) ORDER BY r.line LIMIT {_REJECTS_KEPT}").fetchall()
         finally:
             con.execute(f"DROP TABLE IF EXISTS {quote_ident(rejects)}")
             con.execute(f"DROP TABLE IF EXISTS {quote_ident(scans)}")
-        return [_Reject(int(line), pos, column, kind, message)
-                for line, pos, column, kind, message in rows]
+        return [_Reject(int(line), *rest) for line, *rest in rows]
 
 
 def _check_header(source: FileSource, target: ImportTarget, options: dict) -> None:
@@ -172,9 +178,37 @@ def _refuse_blank(source: FileSource) -> None:
 
 def _malformed(source: FileSource, reject: _Reject) -> MalformedSource:
     line = _physical_line(source, reject)
+    if reject.error_type in ("TOO MANY COLUMNS", "MISSING COLUMNS") and (
+            ragged := _ragged(reject, line)):
+        return MalformedSource(f"{source.name}: {ragged}", source=source.name, line=line)
     where = f"column {reject.column}: " if reject.error_type == "CAST" and reject.column else ""
     return MalformedSource(f"{source.name}, line {line}: {where}{reject.message}",
                            source=source.name, line=line)
+
+
+def _ragged(reject: _Reject, line: int) -> str | None:
+    """"line 7 has 5 fields; the header has 4": the row's own count (DuckDB's message
+    counts only as far as it read), split as DuckDB sniffed the file."""
+    expected = re.search(r"Expected Number of Columns: (\d+)", reject.message)
+    fields = _field_count(reject)
+    if expected is None or fields is None:
+        return None
+    return (f"line {line} has {fields} field{'s' * (fields != 1)}; the header has "
+            f"{expected[1]}. Every row needs one value per column (a value holding the "
+            f"delimiter must be in double quotes).")
+
+
+def _field_count(reject: _Reject) -> int | None:
+    if reject.csv_line is None or not reject.delimiter or len(reject.delimiter) != 1:
+        return None
+    quoted = reject.quote is not None and len(reject.quote) == 1
+    reader = csv.reader(io.StringIO(reject.csv_line), delimiter=reject.delimiter,
+                        quotechar=reject.quote if quoted else '"',
+                        quoting=csv.QUOTE_MINIMAL if quoted else csv.QUOTE_NONE)
+    try:
+        return len(next(reader))
+    except (csv.Error, StopIteration):
+        return None
 
 
 def _physical_line(source: FileSource, reject: _Reject) -> int:
