@@ -20,8 +20,9 @@ def _report_workbook(path, *, totals_label="Total"):
     sheet = workbook.active
     sheet.title = "Sales"
     sheet["B2"] = "Quarterly sales report"
-    sheet.merge_cells("B2:E2")
+    sheet.merge_cells("B2:G2")  # wider than the table
     sheet["B3"] = "Region: all"
+    sheet["G3"] = "EUR"  # a note over a column the table does not have
     sheet.append([])
     sheet.append([None, "Region", "Month", "Revenue", "Units"])
     for region, serial, revenue, units in [("North", 45292, 100.5, 3),
