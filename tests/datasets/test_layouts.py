@@ -112,6 +112,8 @@ def test_a_persons_layout_for_a_csv_moves_the_header_and_drops_the_footer(tmp_pa
     assert column_types(built.path, "export") == {"kunde": "VARCHAR", "umsatz": "DOUBLE"}
     assert query(built.path, "SELECT kunde, umsatz FROM export ORDER BY kunde") == [
         ("Müller", 8102.58), ("Schmidt", 17.5)]
+    assert built.tables[0].note == ("Header on line 4, as set for this table; 3 lines above it "
+                                    "left out. 2 lines at the end left out, as set for this table.")
 
 
 def test_a_csv_footer_is_counted_from_the_last_non_blank_line(tmp_path, build):

@@ -102,6 +102,7 @@ class CsvImporter(Importer):
                             "it as %s", source.name, SAMPLE_BYTES, fault.line, WESTERN.label)
                 target.drop_table(table)
                 self._load_as(source.name, plain, WESTERN, target, table, layout)
+        _note_layout(target, table, layout)
 
     def _load_as(self, name: str, plain: Path, encoding: TextEncoding, target: ImportTarget,
                  table: str, layout: dict) -> None:
@@ -178,6 +179,18 @@ class CsvImporter(Importer):
             con.execute(f"DROP TABLE IF EXISTS {quote_ident(rejects)}")
             con.execute(f"DROP TABLE IF EXISTS {quote_ident(scans)}")
         return [_Reject(int(line), *rest) for line, *rest in rows]
+
+
+def _note_layout(target: ImportTarget, table: str, layout: dict) -> None:
+    """Say in the table's description which lines a person's layout left out."""
+    header_row, footer = layout["header_row"], layout["skip_footer"]
+    if header_row and header_row > 1:
+        above = "1 line" if header_row == 2 else f"{header_row - 1:,} lines"
+        target.note_table(table, f"Header on line {header_row:,}, as set for this table; "
+                                 f"{above} above it left out.")
+    if footer:
+        lines = "1 line" if footer == 1 else f"{footer:,} lines"
+        target.note_table(table, f"{lines} at the end left out, as set for this table.")
 
 
 def _check_header(source: FileSource, target: ImportTarget, options: dict) -> None:
