@@ -290,3 +290,17 @@ def test_naive_configuration_knobs_render_the_same_result_differently():
     assert len(every_json["data"]) == 30 and "summary" not in every_json
     cut_json = __import__("json").loads(result_text(result, 1, "json", 25))
     assert len(cut_json["data"]) == 25 and cut_json["summary"][0]["total"] == 435
+
+
+def test_messy_files_measures_the_corpus_and_both_import_times():
+    from bench import messy_files
+
+    outcome = messy_files.run(smoke=True)
+    _check_shape(outcome, "messy_files")
+    details = outcome["details"]
+    assert details["files"] == len(messy_files.SMOKE_FILES) and details["columns"] > 0
+    share, silent, wall, cpu = outcome["rows"]
+    assert share["value"].endswith("%") and silent["target"] == "0"
+    assert wall["ratio"] > 0 and cpu["ratio"] > 0
+    assert set(details["per_file"]) == {"airlines.csv", "penguins.csv"}
+    assert "Misses" in messy_files.markdown(outcome)
