@@ -24,6 +24,7 @@ import re
 import shutil
 import tempfile
 import time
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -246,8 +247,15 @@ def _values(con, table: str, column: str, kind: str, expected: Expected, truth: 
 
 
 def _named(column: str, warnings: tuple[str, ...]) -> bool:
-    spoken = column.rstrip("_").replace("_", " ").lower()
-    return any(column in w.lower() or spoken in w.lower() for w in warnings)
+    """Whether a warning names ``column``, by its safe name or by the header it came from
+    ("Order Date", "Stück" name ``order_date``, ``stuck``)."""
+    wanted = f"_{column.strip('_')}_"
+    return any(wanted in f"_{_words(w)}_" for w in warnings)
+
+
+def _words(text: str) -> str:
+    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    return re.sub(r"[^a-z0-9]+", "_", ascii_text.lower()).strip("_")
 
 
 def _close(got: float, want: float) -> bool:

@@ -34,7 +34,7 @@ def umsatz_de(kase: Case) -> None:
     """A German sales export: pandas with ``sep=';', decimal=','``, amounts pre-formatted
     with thousands dots by the system that produced them."""
     n = ROWS
-    umsatz = [kase.money(10, 25_000) for _ in range(n)]
+    umsatz = [kase.money(10, 2_500_000) for _ in range(n)]
     rabatt = [round(kase.rng.uniform(0, 0.3), 3) for _ in range(n)]
     datum = [kase.day() for _ in range(n)]
     menge = [kase.rng.randrange(1, 500) for _ in range(n)]

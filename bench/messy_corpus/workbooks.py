@@ -190,3 +190,23 @@ def budget_formula_totals(kase: Case) -> None:
     book.save(kase.path)
     kase.record("budget_formula_totals", "plan", plan)
     kase.record("budget_formula_totals", "actual", actual)
+
+
+@case("expenses_export.xlsx")
+def expenses_export(kase: Case) -> None:
+    """An accounting tool's export: a title, the header, rows and a ``Total`` row holding
+    the sums as values (as a tool writes them, or Excel once it has calculated)."""
+    book = _workbook()
+    sheet = book.active
+    dates = [kase.day() for _ in range(ROWS)]
+    net = [kase.money(5, 4_000) for _ in range(ROWS)]
+    vat = [round(v * 0.19, 2) for v in net]
+    top = _title(sheet, "Expenses January-December", 4)
+    end = _table(sheet, top, ["Booked", "Supplier", "Net", "VAT"],
+                 [[d, f"Supplier {i % 6}", n, v] for i, (d, n, v) in enumerate(zip(dates, net, vat))],
+                 {1: "dd/mm/yyyy", 3: "#,##0.00", 4: "#,##0.00"})
+    for col, value in ((1, "Total"), (3, round(sum(net), 2)), (4, round(sum(vat), 2))):
+        sheet.cell(end, col, value)
+    book.save(kase.path)
+    for column, values in (("booked", dates), ("net", net), ("vat", vat)):
+        kase.record("expenses_export", column, values)
