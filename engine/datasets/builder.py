@@ -24,7 +24,7 @@ import secrets
 import shutil
 import socket
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -74,12 +74,15 @@ def build_version(sources: Sequence[Source], data_dir: str | Path, dataset_id: s
                   version: int, on_progress: ProgressCallback | None = None, *,
                   max_file_bytes: int | None = None, threads: int | None = None,
                   memory_limit: str | None = None,
-                  limits: ImportLimits | None = None) -> BuiltVersion:
+                  limits: ImportLimits | None = None,
+                  layouts: Mapping[str, Mapping] | None = None) -> BuiltVersion:
     """Import ``sources`` into a new version file and profile it; all or nothing.
 
     Every source is checked (supported, not empty, at most ``max_file_bytes``) before
     anything is written. ``on_progress`` receives ``ImportProgress`` reports (see
     ``target``). ``limits`` (default ``ImportLimits()``) caps what the import reads.
+    ``layouts`` maps a table's name to a person's correction of its layout,
+    ``{"header_row": N, "skip_footer": M}`` (see ``ImportTarget.layout_for``).
     Raises the ``ImportFailed`` family for bad input, ``Conflict`` if
     the version exists already (versions are immutable), ``ValueError`` for a bad id.
     On any failure no file of this attempt remains.
@@ -106,7 +109,7 @@ def build_version(sources: Sequence[Source], data_dir: str | Path, dataset_id: s
             con.execute("SET enable_progress_bar = true")
             con.execute("SET enable_progress_bar_print = false")
             target = ImportTarget(con, on_progress, limits=limits,
-                                  scratch=Path(f"{building}.scratch"))
+                                  scratch=Path(f"{building}.scratch"), layouts=layouts)
             made = []
             for source, importer in plan:
                 first = len(target.tables)
