@@ -4,8 +4,8 @@
 
 Every file is written by the tool people make such files with (pandas, openpyxl,
 Python's ``csv`` in the encodings Excel and Windows use, ``json``, ``sqlite3``), from
-data drawn with a seeded generator per file: the same bytes of data every run, and
-adding a case changes no other. The cases live in ``text_files``, ``workbooks``,
+data drawn with a seeded generator per file: the same content every run (workbooks
+differ only in the save time openpyxl stamps), and adding a case changes no other. The cases live in ``text_files``, ``workbooks``,
 ``structured`` and ``clean``; ``manifest.yaml`` beside this module says, written
 separately from the code, what type a person expects each column to have.
 
