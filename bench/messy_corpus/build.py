@@ -46,6 +46,7 @@ class Case:
 
     def __init__(self, folder: Path, file_name: str) -> None:
         self.path = folder / file_name
+        self.path.unlink(missing_ok=True)  # a database file would otherwise be added to
         self.rng = random.Random(zlib.crc32(file_name.encode()))
         self.truth: dict[str, dict[str, dict]] = {}
 
