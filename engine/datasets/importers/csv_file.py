@@ -221,7 +221,7 @@ def _malformed(source: FileSource, reject: _Reject) -> MalformedSource:
     line = _physical_line(source, reject)
     if reject.error_type in ("TOO MANY COLUMNS", "MISSING COLUMNS") and (
             ragged := _ragged(reject, line)):
-        return MalformedSource(f"{source.name}: {ragged}", source=source.name, line=line)
+        return MalformedSource(f"{source.name}, {ragged}", source=source.name, line=line)
     where = f"column {reject.column}: " if reject.error_type == "CAST" and reject.column else ""
     return MalformedSource(f"{source.name}, line {line}: {where}{reject.message}",
                            source=source.name, line=line)
