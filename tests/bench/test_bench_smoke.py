@@ -303,3 +303,17 @@ def test_cli_startup_times_help_against_bare_python():
     walls = outcome["details"]["wall_s"]
     assert all(len(v) == cli_startup.SMOKE_ROUNDS and min(v) > 0 for v in walls.values())
     assert help_row["ratio"] > 0 and ask_help_row["ratio"] > 0
+
+
+def test_messy_files_measures_the_corpus_and_both_import_times():
+    from bench import messy_files
+
+    outcome = messy_files.run(smoke=True)
+    _check_shape(outcome, "messy_files")
+    details = outcome["details"]
+    assert details["files"] == len(messy_files.SMOKE_FILES) and details["columns"] > 0
+    share, silent, wall, cpu = outcome["rows"]
+    assert share["value"].endswith("%") and silent["target"] == "0"
+    assert wall["ratio"] > 0 and cpu["ratio"] > 0
+    assert set(details["per_file"]) == {"airlines.csv", "penguins.csv"}
+    assert "Misses" in messy_files.markdown(outcome)

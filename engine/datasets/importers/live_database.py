@@ -49,6 +49,7 @@ _SYSTEM_SCHEMAS = frozenset({"information_schema"})
 
 class LiveDatabaseImporter(Importer):
     kind = "database"
+    types_declared = True
     backends = tuple(_DRIVERS)
 
     def load(self, source: DatabaseSource, target: ImportTarget) -> None:
