@@ -29,8 +29,10 @@ def _write_csv(path, encoding, rows=ROWS, delimiter=","):
 def test_windows_and_utf8_files_read_as_written(tmp_path, build, encoding):
     built = build(_write_csv(tmp_path / "kunden.csv", encoding))
     assert list(column_types(built.path, "kunden")) == ["kunde", "betrag", "notiz"]
-    assert query(built.path, "SELECT kunde, betrag, notiz FROM kunden ORDER BY kunde") == [
-        tuple(row) for row in ROWS[1:]]
+    assert query(built.path, "SELECT kunde, notiz FROM kunden ORDER BY kunde") == [
+        (row[0], row[2]) for row in ROWS[1:]]
+    # "€ 12" decoded right is money: the text pass reads it as a number.
+    assert query(built.path, "SELECT sum(betrag) FROM kunden") == [(19,)]
 
 
 def test_latin1_from_pandas_with_decimal_commas(tmp_path, build):
@@ -53,7 +55,7 @@ def test_excel_unicode_text_is_utf16_with_tabs(tmp_path, build, encoding):
         _write_csv(path, encoding, rows, delimiter="\t")
     built = build(path)
     assert column_types(built.path, "unicode") == {
-        "kunde": "VARCHAR", "betrag": "VARCHAR", "notiz": "VARCHAR"}
+        "kunde": "VARCHAR", "betrag": "DECIMAL(18,2)", "notiz": "VARCHAR"}
     assert query(built.path, "SELECT kunde FROM unicode ORDER BY kunde") == [
         ("Müller GmbH",), ("Zoë Ñúñez",), ("東京",)]
 
@@ -62,7 +64,7 @@ def test_a_compressed_cp1252_file_is_decoded_after_decompressing(tmp_path, build
     path = tmp_path / "kunden.csv.gz"
     path.write_bytes(gzip.compress(_write_csv(tmp_path / "plain.csv", "cp1252").read_bytes()))
     built = build(path)
-    assert query(built.path, "SELECT notiz FROM kunden WHERE betrag = '€ 12'") == [
+    assert query(built.path, "SELECT notiz FROM kunden WHERE betrag = 12") == [
         ("“Eilig” – bitte’s",)]
 
 
