@@ -1,0 +1,1 @@
+"""How text reads as numbers, dates and missing values (a minimal stand-in: see formats)."""
