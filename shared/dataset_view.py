@@ -12,6 +12,13 @@ def annotations_of(dataset: Dataset) -> Annotations:
     return Annotations.model_validate(dataset.annotations or {})
 
 
+def corrections_of(dataset: Dataset) -> dict[str, dict[str, Any]]:
+    """The corrections every import of the dataset applies (``shared/dataset_corrections.py``):
+    ``{table: {"header_row", "skip_footer", "columns": {column: {"type", "format"}}}}``."""
+    return {table: corrections.model_dump()
+            for table, corrections in annotations_of(dataset).corrections.items()}
+
+
 def public_sources(dataset: Dataset) -> list[dict[str, Any]]:
     """The sources as clients see them: file names, masked URLs; never paths or secrets."""
     return [{"file": s["file"]} if "file" in s else {"url": s["url"], "tables": s.get("tables")}
@@ -43,6 +50,7 @@ def dataset_to_dict(dataset: Dataset, version: DatasetVersion | None, *,
         "warnings": import_warnings(version.tables) if version is not None else [],
         "glossary": annotations.glossary,
         "examples": [e.model_dump() for e in annotations.examples],
+        "corrections": {table: c.model_dump() for table, c in annotations.corrections.items()},
         "sources": public_sources(dataset),
         "created_at": iso(dataset.created_at),
         "updated_at": iso(dataset.updated_at),

@@ -6,7 +6,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field, StringConstraints, field_validator
 
 from api.schemas.common import ListQuery, Strict, not_blank
-from shared.dataset_annotations import Annotations
+from shared.dataset_annotations import DatasetNotes
+from shared.dataset_corrections import TableCorrections, TablePatch
 
 MAX_NAME_CHARS = 200
 # What the JSON form snapshots: PostgreSQL or MariaDB/MySQL, any driver SQLAlchemy knows.
@@ -124,6 +125,9 @@ class DatasetOut(BaseModel):
                                           "import warnings, in one list.")
     glossary: dict[str, str]
     examples: list[ExampleOut]
+    corrections: dict[str, TableCorrections] = Field(
+        default_factory=dict, description="What people corrected, per table: re-typed "
+        "columns and layouts, applied by every import of the dataset (PATCH sets them).")
     sources: list[SourceOut]
     created_at: str | None
     updated_at: str | None
@@ -158,10 +162,19 @@ class DatasetListQuery(ListQuery):
     limit: int = Field(default=100, ge=1, le=100)  # a page held every dataset before paging
 
 
-class DatasetPatch(Annotations):
-    """Annotations (each key given replaces that part; ``tables`` per table) and
-    ``default``: true makes this the tenant's default dataset, false stops it being."""
+class DatasetPatch(DatasetNotes):
+    """Annotations (each key given replaces that part; ``tables`` per table), corrections
+    and ``default``: true makes this the tenant's default dataset, false stops it being.
 
+    In a table's part a column given as text is its description; as ``{"type",
+    "format"}`` a re-type, and ``header_row``/``skip_footer`` a layout (CSV and Excel):
+    either makes a new version (202), each re-type checked on every value first (a value
+    that does not convert is a 422 naming its row). Corrections are kept per column and
+    key until changed (``{"type": null}``, ``"header_row": null`` drop one) and every
+    refresh applies them; a part with only corrections leaves the table's descriptions
+    as they are."""
+
+    tables: dict[str, TablePatch] = Field(default_factory=dict, max_length=5000)
     default: bool | None = None
 
 
