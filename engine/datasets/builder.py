@@ -77,6 +77,7 @@ def build_version(sources: Sequence[Source], data_dir: str | Path, dataset_id: s
                   max_file_bytes: int | None = None, threads: int | None = None,
                   memory_limit: str | None = None,
                   limits: ImportLimits | None = None,
+                  layouts: Mapping[str, Mapping] | None = None,
                   retypes: Mapping[str, Mapping[str, Mapping[str, Any]]] | None = None,
                   ) -> BuiltVersion:
     """Import ``sources`` into a new version file and profile it; all or nothing.
@@ -84,6 +85,8 @@ def build_version(sources: Sequence[Source], data_dir: str | Path, dataset_id: s
     Every source is checked (supported, not empty, at most ``max_file_bytes``) before
     anything is written. ``on_progress`` receives ``ImportProgress`` reports (see
     ``target``). ``limits`` (default ``ImportLimits()``) caps what the import reads.
+    ``layouts`` maps a table's name to a person's correction of its layout,
+    ``{"header_row": N, "skip_footer": M}`` (see ``ImportTarget.layout_for``).
     ``retypes`` (``{table: {column: {"type", "format"}}}``, a person's corrections) are
     applied once every source is in (``retype.apply_retypes``); a value that does not
     convert fails the import naming its row.
@@ -113,7 +116,7 @@ def build_version(sources: Sequence[Source], data_dir: str | Path, dataset_id: s
             con.execute("SET enable_progress_bar = true")
             con.execute("SET enable_progress_bar_print = false")
             target = ImportTarget(con, on_progress, limits=limits,
-                                  scratch=Path(f"{building}.scratch"))
+                                  scratch=Path(f"{building}.scratch"), layouts=layouts)
             made = []
             for source, importer in plan:
                 first = len(target.tables)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,13 +51,17 @@ class ImportTarget:
 
     ``limits`` are the import's caps and ``budget`` what it has read so far (see
     ``limits``); ``scratch`` is a folder of the build's own for files an importer
-    makes on the way (a decompressed copy), removed with the build.
+    makes on the way (a decompressed copy), removed with the build. ``layouts`` are a
+    person's corrections of a table's layout, keyed by the table's final name (see
+    ``layout_for``).
     """
 
     def __init__(self, con: duckdb.DuckDBPyConnection,
                  on_progress: ProgressCallback | None = None, *,
-                 limits: ImportLimits | None = None, scratch: Path | None = None) -> None:
+                 limits: ImportLimits | None = None, scratch: Path | None = None,
+                 layouts: Mapping[str, Mapping] | None = None) -> None:
         self.con = con
+        self._layouts = {name: dict(layout) for name, layout in (layouts or {}).items()}
         self.limits = limits or ImportLimits()
         self.budget = ImportBudget(self.limits)
         self._scratch = scratch
@@ -78,6 +82,21 @@ class ImportTarget:
     def table_name(self, wanted: str) -> str:
         """A safe identifier for a new table, unique in this dataset."""
         return self._names.claim(wanted, "data")
+
+    def layout_for(self, table: str) -> dict:
+        """The layout a person set for ``table`` (its name from ``table_name``):
+        ``{"header_row": int | None, "skip_footer": int | None}``. ``header_row`` is the
+        1-based row of the file or sheet that holds the header, ``skip_footer`` how many
+        rows at the end are left out; None where the importer infers it itself.
+        Raises ``ValueError`` for a value that is not a count (the API checks first)."""
+        given = self._layouts.get(table, {})
+        header_row, skip_footer = given.get("header_row"), given.get("skip_footer")
+        for key, value, least in (("header_row", header_row, 1), ("skip_footer", skip_footer, 0)):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                      or value < least):
+                raise ValueError(f"{table}: {key} must be a whole number of at least {least}, "
+                                 f"not {value!r}")
+        return {"header_row": header_row, "skip_footer": skip_footer}
 
     def note_column(self, table: str, column: str, *, original: str | None = None,
                     format: str | None = None, note: str | None = None) -> None:

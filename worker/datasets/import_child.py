@@ -53,6 +53,9 @@ def build(settings: Settings, sources: list, dataset_id: str, version: int,
             threads=settings.import_threads,
             memory_limit=settings.import_memory_limit,
             limits=ImportLimits.from_settings(settings),
+            layouts={table: layout for table, c in (corrections or {}).items()
+                     if (layout := {key: c[key] for key in ("header_row", "skip_footer")
+                                    if c.get(key) is not None})},
             retypes={table: c["columns"] for table, c in (corrections or {}).items()
                      if c.get("columns")})
 

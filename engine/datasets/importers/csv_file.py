@@ -16,19 +16,27 @@ read, so that the import can tell what went wrong and where:
   integer column) makes DuckDB sniff the whole file, and if a column still does not
   fit, that column is read as text.
 
+A person's layout for the table (``target.layout_for``) moves the header to its line
+(``skip``) and leaves the footer's lines out (``text_footer``).
+
 The import's limits hold while reading: a compressed file is decompressed within the
 byte cap first (``plain_copy``), the header's columns are counted before any row is
 read, and the read stops one row past the rows the import has left.
 """
 from __future__ import annotations
 
+import contextlib
+import csv
+import io
 import logging
+import re
 from dataclasses import dataclass
 
 import duckdb
 
 from engine.datasets.importers.base import NULL_STRINGS, Importer, file_stem, matching_suffix
 from engine.datasets.importers.plain_copy import plain_copy
+from engine.datasets.importers.text_footer import copy_head, footer_start
 from engine.datasets.naming import quote_ident, sql_literal
 from engine.datasets.sources import FileSource
 from engine.datasets.target import ImportTarget
@@ -51,6 +59,9 @@ class _Reject:
     column: str | None
     error_type: str
     message: str
+    csv_line: str | None = None
+    delimiter: str | None = None
+    quote: str | None = None
 
 
 class CsvImporter(Importer):
@@ -58,15 +69,25 @@ class CsvImporter(Importer):
     extensions = _TEXT + _COMPRESSED
 
     def load(self, source: FileSource, target: ImportTarget) -> None:
-        """One table named after the file. Raises ``EmptySource``, ``MalformedSource`` or
-        ``SourceTooLarge`` and its kinds (past the import's limits)."""
-        with plain_copy(source, target) as path:
-            self._load(FileSource(path, source.name), target)
-
-    def _load(self, source: FileSource, target: ImportTarget) -> None:
-        _refuse_blank(source)
+        """One table named after the file, laid out as ``target.layout_for`` it says.
+        Raises ``EmptySource``, ``MalformedSource`` or ``SourceTooLarge`` and its kinds
+        (past the import's limits)."""
         table = target.table_name(file_stem(source.name))
+        layout = target.layout_for(table)
+        with contextlib.ExitStack() as stack:
+            path = stack.enter_context(plain_copy(source, target))
+            if layout["skip_footer"]:
+                end = footer_start(path, layout["skip_footer"], source.name)
+                path = copy_head(path, end, target)
+                stack.callback(path.unlink, missing_ok=True)
+            self._load(FileSource(path, source.name), target, table, layout["header_row"])
+
+    def _load(self, source: FileSource, target: ImportTarget, table: str,
+              header_row: int | None) -> None:
+        _refuse_blank(source)
         options: dict = {"nullstr": NULL_STRINGS, "skip": 0}
+        if header_row is not None:
+            options.update(skip=header_row - 1, header=True)
         if matching_suffix(source.name, (".tsv", ".tab", ".tsv.gz", ".tab.gz",
                                          ".tsv.zst", ".tab.zst")):
             options["delim"] = "\t"
@@ -113,20 +134,21 @@ class CsvImporter(Importer):
                         f"LIMIT {limit}")
         try:
             rows = con.execute(
-                "SELECT line, line_byte_position, column_name, CAST(error_type AS VARCHAR), "
-                f"error_message FROM {quote_ident(rejects)} ORDER BY line LIMIT {_REJECTS_KEPT}"
-            ).fetchall()
+                "SELECT r.line, r.line_byte_position, r.column_name, "
+                "CAST(r.error_type AS VARCHAR), r.error_message, r.csv_line, s.delimiter, "
+                f"s.quote FROM {quote_ident(rejects)} r LEFT JOIN {quote_ident(scans)} s "
+                f"USING (scan_id) ORDER BY r.line LIMIT {_REJECTS_KEPT}").fetchall()
         finally:
             con.execute(f"DROP TABLE IF EXISTS {quote_ident(rejects)}")
             con.execute(f"DROP TABLE IF EXISTS {quote_ident(scans)}")
-        return [_Reject(int(line), pos, column, kind, message)
-                for line, pos, column, kind, message in rows]
+        return [_Reject(int(line), *rest) for line, *rest in rows]
 
 
 def _check_header(source: FileSource, target: ImportTarget, options: dict) -> None:
     """Count the header's columns before any row is read: first on its first line (DuckDB's
     sniffer itself takes gigabytes for 20,000 columns), then as DuckDB sniffs them."""
-    target.limits.check_columns(_first_line_width(source, options.get("delim")), source.name)
+    target.limits.check_columns(
+        _first_line_width(source, options.get("delim"), options["skip"]), source.name)
     args = ", ".join([sql_literal(str(source.path)), *_render(options)])
     try:
         columns = target.con.execute(f"DESCRIBE SELECT * FROM read_csv({args})").fetchall()
@@ -135,11 +157,12 @@ def _check_header(source: FileSource, target: ImportTarget, options: dict) -> No
     target.limits.check_columns(len(columns), source.name)
 
 
-def _first_line_width(source: FileSource, delim: str | None) -> int:
-    """The most fields the first line splits into on any delimiter DuckDB would sniff
-    (outside double quotes): never fewer than DuckDB finds."""
+def _first_line_width(source: FileSource, delim: str | None, skip: int) -> int:
+    """The most fields the first line read (after ``skip`` lines) splits into on any
+    delimiter DuckDB would sniff (outside double quotes): never fewer than DuckDB finds."""
     with open(source.path, "rb") as handle:
-        line = handle.read(_HEADER_PROBE_BYTES).split(b"\n", 1)[0]
+        lines = handle.read(_HEADER_PROBE_BYTES).split(b"\n", skip + 1)
+    line = lines[min(skip, len(lines) - 1)]
     unquoted = b"".join(line.split(b'"')[::2])
     candidates = [delim.encode()] if delim else _DELIMITERS
     return 1 + max(unquoted.count(d) for d in candidates)
@@ -155,9 +178,37 @@ def _refuse_blank(source: FileSource) -> None:
 
 def _malformed(source: FileSource, reject: _Reject) -> MalformedSource:
     line = _physical_line(source, reject)
+    if reject.error_type in ("TOO MANY COLUMNS", "MISSING COLUMNS") and (
+            ragged := _ragged(reject, line)):
+        return MalformedSource(f"{source.name}: {ragged}", source=source.name, line=line)
     where = f"column {reject.column}: " if reject.error_type == "CAST" and reject.column else ""
     return MalformedSource(f"{source.name}, line {line}: {where}{reject.message}",
                            source=source.name, line=line)
+
+
+def _ragged(reject: _Reject, line: int) -> str | None:
+    """"line 7 has 5 fields; the header has 4": the row's own count (DuckDB's message
+    counts only as far as it read), split as DuckDB sniffed the file."""
+    expected = re.search(r"Expected Number of Columns: (\d+)", reject.message)
+    fields = _field_count(reject)
+    if expected is None or fields is None:
+        return None
+    return (f"line {line} has {fields} field{'s' * (fields != 1)}; the header has "
+            f"{expected[1]}. Every row needs one value per column (a value holding the "
+            f"delimiter must be in double quotes).")
+
+
+def _field_count(reject: _Reject) -> int | None:
+    if reject.csv_line is None or not reject.delimiter or len(reject.delimiter) != 1:
+        return None
+    quoted = reject.quote is not None and len(reject.quote) == 1
+    reader = csv.reader(io.StringIO(reject.csv_line), delimiter=reject.delimiter,
+                        quotechar=reject.quote if quoted else '"',
+                        quoting=csv.QUOTE_MINIMAL if quoted else csv.QUOTE_NONE)
+    try:
+        return len(next(reader))
+    except (csv.Error, StopIteration):
+        return None
 
 
 def _physical_line(source: FileSource, reject: _Reject) -> int:

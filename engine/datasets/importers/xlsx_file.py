@@ -2,8 +2,11 @@
 in the wheel and cannot be downloaded).
 
 Each non-empty sheet becomes a table: named after the file when the workbook has one
-such sheet, else ``<file>_<sheet>``. The first row is the header. Column types come
-from the cells Excel typed, mapped explicitly:
+such sheet, else ``<file>_<sheet>``. Its header is the first row that looks like one,
+below any title rows, and totals rows at its end are left out (``xlsx_layout``; a
+person may set both); the table's description says which rows were left out. Column
+types come from the cells Excel typed (a date-formatted serial is a date), mapped
+explicitly:
 
 - only booleans → BOOLEAN; only whole numbers → BIGINT; numbers → DOUBLE;
 - only dates → DATE; dates and date-times → TIMESTAMP; times → TIME; durations → INTERVAL;
@@ -26,6 +29,7 @@ from python_calamine import CalamineError, CalamineWorkbook
 from engine.datasets.arrow_copy import ColumnPlan, chunked, copy_rows, create_table
 from engine.datasets.importers.base import NULL_STRINGS, Importer, file_stem
 from engine.datasets.importers.xlsx_extent import check_workbook
+from engine.datasets.importers.xlsx_layout import SheetLayout, find_layout
 from engine.datasets.naming import NameBook
 from engine.datasets.sources import FileSource
 from engine.datasets.target import ImportTarget
@@ -46,55 +50,77 @@ class XlsxImporter(Importer):
         check_workbook(source, target.limits, target.budget)
         try:
             workbook = CalamineWorkbook.from_path(str(source.path))
-            sheets = [(name, _header_and_rows(workbook, name)) for name in workbook.sheet_names]
+            sheets = [name for name in workbook.sheet_names
+                      if next(_data_rows(workbook, name), None) is not None]
         except CalamineError as exc:
             raise MalformedSource(f"{source.name} is not a readable Excel workbook: {exc}",
                                   source=source.name) from None
-        sheets = [(name, header) for name, header in sheets if header is not None]
         if not sheets:
             raise EmptySource(f"{source.name} has no sheet with any cells.", source=source.name)
-        for sheet, header in sheets:
+        for sheet in sheets:
             wanted = file_stem(source.name) if len(sheets) == 1 else f"{file_stem(source.name)}_{sheet}"
             table = target.table_name(wanted)
+            where = f"{source.name}, sheet {sheet}"
+            try:
+                layout = find_layout(lambda sheet=sheet: _data_rows(workbook, sheet),
+                                     target.layout_for(table), _kind)
+            except LookupError as exc:
+                raise MalformedSource(f"{where}: the header row set for table {table} is "
+                                      f"wrong: {exc}.", source=source.name) from None
             book = NameBook()
             names = [book.claim(_cell_text(cell) if cell is not None else "", "col")
-                     for cell in header]
-            kinds = _column_kinds(_rows(workbook, sheet, len(names)), len(names))
-            plans = [_plan(name, kind) for name, kind in zip(names, kinds)]
+                     for cell in layout.header]
+            plans = [_plan(name, kind) for name, kind in zip(names, layout.kinds)]
             create_table(target, table, plans)
-            copy_rows(target, table, plans, chunked(_rows(workbook, sheet, len(names))),
-                      source=f"{source.name}, sheet {sheet}")
+            copy_rows(target, table, plans, chunked(_rows(workbook, sheet, layout)),
+                      source=where)
+            _note_layout(target, table, layout)
             target.finish_table(table, source.name)
 
 
-def _data_rows(workbook: CalamineWorkbook, sheet: str) -> Iterator[list]:
-    """Every row of the sheet with NULL words made None, blank rows skipped."""
-    for row in workbook.get_sheet_by_name(sheet).iter_rows():
+def _data_rows(workbook: CalamineWorkbook, sheet: str) -> Iterator[tuple[int, list]]:
+    """Every non-blank row of the sheet with its Excel row number, NULL words made None.
+    (Calamine's rows start at the sheet's first row; its columns at the first used one.)"""
+    for index, row in enumerate(workbook.get_sheet_by_name(sheet).iter_rows()):
         cells = [None if _is_null(cell) else cell for cell in row]
         if any(cell is not None for cell in cells):
-            yield cells
+            yield index + 1, cells
 
 
-def _header_and_rows(workbook: CalamineWorkbook, sheet: str) -> list | None:
-    """The sheet's header row, or None if the sheet holds nothing."""
-    return next(_data_rows(workbook, sheet), None)
-
-
-def _rows(workbook: CalamineWorkbook, sheet: str, width: int) -> Iterator[tuple]:
-    rows = _data_rows(workbook, sheet)
-    next(rows)  # the header
-    for row in rows:
+def _rows(workbook: CalamineWorkbook, sheet: str, layout: SheetLayout) -> Iterator[tuple]:
+    """The data rows: below the header, above the footer, as wide as the header."""
+    width, end = len(layout.header), layout.end_row
+    for number, row in _data_rows(workbook, sheet):
+        if number <= layout.header_row:
+            continue
+        if end is not None and number >= end:
+            return
         yield tuple(row[:width]) + (None,) * (width - len(row))
 
 
-def _column_kinds(rows: Iterator[tuple], width: int) -> list[set[str]]:
-    """The kinds of value (see ``_kind``) each column holds, in one pass over the rows."""
-    kinds: list[set[str]] = [set() for _ in range(width)]
-    for row in rows:
-        for cell, seen in zip(row, kinds):
-            if cell is not None and "text" not in seen:
-                seen.add(_kind(cell))
-    return kinds
+def _note_layout(target: ImportTarget, table: str, layout: SheetLayout) -> None:
+    """Say in the table's description which rows of the sheet were left out, and why."""
+    if layout.above:
+        first = layout.above[0]
+        target.note_table(table, f"Header on row {layout.header_row}; "
+                                 f"{_rows_count(len(layout.above))} above it left out "
+                                 f"(row {first[0]}: {_shown_label(first[1])}).")
+    if layout.footer:
+        rows = ", ".join(f"row {number}: {label}" if label else f"row {number}"
+                         for number, label in layout.footer)
+        count = len(layout.footer)
+        what = (f"{_rows_count(count)} at the end" if layout.footer_set_by_person
+                else "1 totals row" if count == 1 else f"{count} totals rows")
+        target.note_table(table, f"{what} left out ({rows}).")
+
+
+def _rows_count(count: int) -> str:
+    return "1 row" if count == 1 else f"{count} rows"
+
+
+def _shown_label(cells: list) -> str:
+    text = " ".join(_cell_text(cell) for cell in cells if cell is not None)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _is_null(cell: object) -> bool:
