@@ -4,6 +4,10 @@ with the column re-typed while the current one serves; a refresh keeps the re-ty
 part with only re-types leaves the table's descriptions; names and layouts are checked."""
 from __future__ import annotations
 
+import csv
+import io
+import sqlite3
+
 import pandas as pd
 import pytest
 
@@ -111,3 +115,54 @@ def test_bad_corrections_are_a_422_and_keep_nothing(client, auth, body, words):
         assert word in resp.get_json()["detail"], resp.get_json()
     view = client.get(f"/v1/datasets/{dataset_id}", headers=auth).get_json()
     assert (view["status"], view["version"], view["corrections"]) == ("ready", 1, {})
+
+
+def report_with_title_rows() -> bytes:
+    """A CSV as a report tool writes it (Python's csv): two title rows above the header,
+    a totals row below the data."""
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerows([["Quarterly report", "", ""], ["Generated 2024-04-01", "", ""],
+                      ["region", "units", "revenue"], ["north", 10, 100.5],
+                      ["south", 3, 20.25], ["east", 7, 70], ["Total", 20, 190.75]])
+    return out.getvalue().encode()
+
+
+def sqlite_shop(tmp_path) -> bytes:
+    path = tmp_path / "shop.sqlite"
+    with sqlite3.connect(path) as con:
+        con.execute("CREATE TABLE orders (id INTEGER, amount REAL)")
+        con.execute("INSERT INTO orders VALUES (1, 9.5), (2, 3.0)")
+    con.close()
+    return path.read_bytes()
+
+
+def test_a_layout_reimports_the_file_as_a_new_version_and_a_database_table_has_none(
+        client, auth, tmp_path):
+    dataset_id = upload(client, auth, "Report", ("report.csv", report_with_title_rows()),
+                        ("shop.sqlite", sqlite_shop(tmp_path))).get_json()["dataset_id"]
+    view = wait_imported(client, auth, dataset_id)
+    assert view["version"] == 1, view["error"]
+    path = f"/v1/datasets/{dataset_id}"
+
+    refused = client.patch(path, headers=auth, json={"tables": {"orders": {"header_row": 2}}})
+    assert refused.status_code == 422, refused.get_data(as_text=True)
+    assert "'orders' comes from a database" in refused.get_json()["detail"]
+
+    accepted = client.patch(path, headers=auth, json={"tables": {"report": {
+        "header_row": 3, "skip_footer": 1}}})
+    assert accepted.status_code == 202, accepted.get_data(as_text=True)
+    view = wait_imported(client, auth, dataset_id)
+    assert view["version"] == 2, view["error"]
+    report = next(t for t in view["tables"] if t["name"] == "report")
+    assert report["rows"] == 3
+    types = {c["name"]: c["type"] for c in report["columns"]}
+    assert types == {"region": "VARCHAR", "units": "BIGINT", "revenue": "DOUBLE"}
+    assert view["corrections"]["report"] == {"header_row": 3, "skip_footer": 1, "columns": {}}
+
+    # Dropping the layout imports the file as the import reads it by itself again.
+    dropped = client.patch(path, headers=auth, json={"tables": {"report": {
+        "header_row": None, "skip_footer": None}}})
+    assert dropped.status_code == 202, dropped.get_data(as_text=True)
+    view = wait_imported(client, auth, dataset_id)
+    assert view["version"] == 3 and view["corrections"] == {}
