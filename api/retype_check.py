@@ -44,7 +44,7 @@ def plan_retypes(tables: Mapping[str, TablePatch],
             try:
                 failures_sql(table, [retype])
             except ValueError as exc:
-                raise ValidationFailed(f"{table}.{column}: {exc}.", table=table,
+                raise ValidationFailed(f"{table}.{column}: {str(exc).rstrip('.')}.", table=table,
                                        column=column) from None
             plans.setdefault(table, []).append(retype)
     return plans

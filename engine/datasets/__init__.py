@@ -28,6 +28,9 @@ The interface (plain functions; the API, Celery and the CLI call these):
 
 Sources are plug-ins: ``importers/`` holds one module per kind of source and the
 registry ``importers.IMPORTERS``.
+After a source whose types are not declared (CSV, JSON, Excel, SQLite) is read,
+``meaning.read_as_meant`` converts its text columns holding numbers, dates and missing
+markers, noting each conversion and warning about what stays text.
 """
 from engine.datasets.builder import (
     BuiltVersion,

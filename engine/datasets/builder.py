@@ -34,6 +34,7 @@ import duckdb
 from engine.datasets.importers import importer_for
 from engine.datasets.importers.base import duckdb_message
 from engine.datasets.limits import ImportLimits
+from engine.datasets.meaning import read_as_meant
 from engine.datasets.profile import TableProfile, profile_tables
 from engine.datasets.retype import apply_retypes
 from engine.datasets.sources import FileSource, Source
@@ -121,6 +122,8 @@ def build_version(sources: Sequence[Source], data_dir: str | Path, dataset_id: s
             for source, importer in plan:
                 first = len(target.tables)
                 _load(importer, source, target)
+                if not importer.types_declared:
+                    read_as_meant(target, target.tables[first:])
                 made.append({**source.as_dict(), "kind": importer.kind,
                              "tables": target.tables[first:]})
             if retypes:

@@ -1,9 +1,9 @@
 """Re-typing columns as a person asked (``shared/dataset_corrections.py``), inside DuckDB.
 
 A column's new value is ``conversion_sql``: its text read in the person's format by the
-formats vocabulary (``engine.datasets.meaning.formats.cast_sql``), missing markers
+formats vocabulary (``engine.datasets.meaning.formats.conversion_sql``), missing markers
 (``missing_sql``) NULL; a column the import already typed is cast from its type (or from
-its text, when a format is given: ``20240131`` read as ``%Y%m%d``). ``failures_sql`` is
+its text when that cast fails and a format is given: ``20240131`` read as ``%Y%m%d``). ``failures_sql`` is
 one scan of a table finding, per re-typed column, how many values do not convert and
 the first of them (its row, 1 = the first data row, and its value): the API runs it in
 the SQL sandbox on the current version before it keeps a re-type, and ``apply_retypes``
@@ -17,7 +17,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from engine.datasets.meaning.formats import cast_sql, missing_sql
+from engine.datasets.meaning.formats import conversion_sql as text_as
+from engine.datasets.meaning.missing import missing_sql, trimmed_sql
 from engine.datasets.naming import quote_ident
 from shared.errors import ImportFailed
 
@@ -69,16 +70,23 @@ def conversion_sql(retype: Retype) -> str:
     if retype.type == "VARCHAR":
         return f"CAST({ident} AS VARCHAR)"
     if retype.current == "VARCHAR":
-        return (f"CASE WHEN {missing_sql(ident)} THEN NULL "
-                f"ELSE {cast_sql(ident, retype.type, retype.format)} END")
+        return text_as(ident, retype.type, retype.format)
+    cast = f"TRY_CAST({ident} AS {retype.type})"
     if retype.format is not None:
-        return cast_sql(f"CAST({ident} AS VARCHAR)", retype.type, retype.format)
-    return f"TRY_CAST({ident} AS {retype.type})"
+        # The format is for text: a column the import typed already (a date, an amount)
+        # casts as it is, one it read as numbers (20240131) is read from its text.
+        return (f"COALESCE({cast}, "
+                f"{text_as(f'CAST({ident} AS VARCHAR)', retype.type, retype.format)})")
+    return cast
+
+
+def _missing(ident: str) -> str:
+    return missing_sql(trimmed_sql(ident))
 
 
 def _fails(retype: Retype) -> str:
     ident = quote_ident(retype.column)
-    missing = f" AND NOT {missing_sql(ident)}" if retype.current == "VARCHAR" else ""
+    missing = f" AND NOT {_missing(ident)}" if retype.current == "VARCHAR" else ""
     return f"{ident} IS NOT NULL{missing} AND ({conversion_sql(retype)}) IS NULL"
 
 
@@ -151,7 +159,7 @@ def _alter(target, table: str, retype: Retype) -> None:
     if retype.current == "VARCHAR" and retype.type != "VARCHAR":
         example = target.con.execute(
             f"SELECT left({ident}, 40) FROM {source} WHERE {ident} IS NOT NULL AND NOT "
-            f"{missing_sql(ident)} LIMIT 1").fetchone()
+            f"{_missing(ident)} LIMIT 1").fetchone()
     target.con.execute(f"ALTER TABLE {source} ALTER COLUMN {ident} SET DATA TYPE "
                        f"{retype.type} USING {conversion_sql(retype)}")
     noted = target.notes.get(table)

@@ -102,7 +102,7 @@ def test_a_retype_is_checked_on_every_value_then_makes_a_version_a_refresh_keeps
     ({"boote": {"columns": {"x": {"type": "DOUBLE"}}}}, ["no table 'boote'"]),
     ({"umsatz": {"columns": {"umsatz": {"type": "MONEY"}}}}, ["MONEY", "DECIMAL(p,s)"]),
     ({"umsatz": {"columns": {"umsatz": {"type": "DOUBLE", "format": "%d.%m.%Y"}}}},
-     ["umsatz.umsatz", "%d.%m.%Y", "DOUBLE"]),
+     ["umsatz.umsatz: format '%d.%m.%Y' is not one for numbers", "decimal_comma"]),
     ({"umsatz": {"header_row": 0}}, ["header_row"]),
 ])
 def test_bad_corrections_are_a_422_and_keep_nothing(client, auth, body, words):

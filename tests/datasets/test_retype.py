@@ -3,6 +3,7 @@ each re-typed column becomes the type asked, read in the format given; a value t
 not convert fails the import naming its row and value, and nothing is kept."""
 from __future__ import annotations
 
+import csv
 import datetime as dt
 import decimal
 
@@ -72,3 +73,25 @@ def test_a_retype_of_a_column_the_source_no_longer_has_is_a_warning(build, germa
     assert [w for w in table.warnings if "rabatt" in w] == [
         "Column rabatt was re-typed to DOUBLE, but this import has no such column; the "
         "re-type was not applied."]
+
+
+def test_a_column_the_import_left_text_converts_with_the_format_a_person_names(
+        build, tmp_path):
+    """Written by Python's csv: dates that read day first as well as month first, and
+    amounts like 1,234 (a thousand, or one point two?): the import keeps both as text
+    with a warning; the person's re-type says which is meant."""
+    path = tmp_path / "due.csv"
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        csv.writer(handle).writerows([["id", "due", "amount"], [1, "01/02/2024", "1,234"],
+                                      [2, "03/04/2024", "2,500"], [3, "05/06/2024", "N/A"]])
+    assert column_types(build(path).path, "due") == {
+        "id": "BIGINT", "due": "VARCHAR", "amount": "VARCHAR"}
+    built = build(path, version=2, retypes={"due": {
+        "due": {"type": "DATE", "format": "%d/%m/%Y"},
+        "amount": {"type": "BIGINT", "format": "decimal_point"}}})
+    assert column_types(built.path, "due") == {"id": "BIGINT", "due": "DATE", "amount": "BIGINT"}
+    assert query(built.path, "SELECT due, amount FROM due ORDER BY id") == [
+        (dt.date(2024, 2, 1), 1234), (dt.date(2024, 4, 3), 2500), (dt.date(2024, 6, 5), None)]
+    columns = {c.name: c for c in built.tables[0].columns}
+    assert (columns["due"].original, columns["due"].format) == ("text like `01/02/2024`",
+                                                                "%d/%m/%Y")

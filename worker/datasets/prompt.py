@@ -2,9 +2,11 @@
 
 It is the prompt of ``system_prompt`` (template, full schema, date as YYYY-MM-DD) with
 what the dataset adds between the schema and the date: the dataset's description,
-notes on tables and columns (descriptions, and value hints: every value of a
-low-cardinality text column, such as the 16 carrier codes), a glossary and example
-questions with their SQL. With none of those it is exactly ``build_system_prompt``.
+notes on tables and columns (descriptions, people's or else the import's own notes,
+such as "Percentages as fractions: 50% is 0.5."; the import's warnings, such as a
+column that stays text and why; and value hints: every value of a low-cardinality
+text column, such as the 16 carrier codes), a glossary and example questions with
+their SQL. With none of those it is exactly ``build_system_prompt``.
 
 Prompt caching matches bytes, so identical inputs give identical bytes: tables sorted
 by name, columns in table order, glossary sorted by term, examples in the order given,
@@ -92,7 +94,8 @@ def _table_list(tables: list[TableProfile], annotations: Annotations, shown: int
     ``description_chars`` at a word boundary; 0: none)."""
     lines = [LOOKUP.replace("{count}", f"{len(tables):,}")]
     for table in tables[:shown]:
-        description = _clip(_clean(annotations.table(table.name).description), description_chars)
+        description = _clip(_clean(annotations.table(table.name).description or table.note),
+                            description_chars)
         lines.append(f"- {table.name}: {table.rows:,} rows." + (f" {description}" if description else ""))
     if shown < len(tables):
         lines.append(f"... and {len(tables) - shown:,} more tables, not listed: find them with "
@@ -111,13 +114,17 @@ def _notes(tables: list[TableProfile], annotations: Annotations, *, hints: bool,
         notes = annotations.table(table.name)
         column_lines = []
         for column in table.columns if columns else ():
-            said = [_clean(notes.columns.get(column.name)), _value_hint(column) if hints else ""]
+            said = [_clean(notes.columns.get(column.name) or column.note),
+                    _value_hint(column) if hints else ""]
             if any(said):
                 column_lines.append(f"  - {column.name}: " + "; ".join(s for s in said if s))
-        description = "" if tables_listed else _clean(notes.description)
-        if column_lines or description:
+        description = "" if tables_listed else _clean(notes.description or table.note)
+        warned = "" if tables_listed else " ".join(
+            f"Import warning: {_clean(w)}" for w in table.warnings)
+        said = " ".join(s for s in (description, warned) if s)
+        if column_lines or said:
             table_lines.append(f"- {table.name} ({table.rows:,} rows)"
-                               + (f": {description}" if description else ""))
+                               + (f": {said}" if said else ""))
             table_lines += column_lines
     if table_lines:
         parts.append("Notes on tables and columns:\n" + "\n".join(table_lines))

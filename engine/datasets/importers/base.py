@@ -30,6 +30,10 @@ class Importer(ABC):
     backends: ClassVar[tuple[str, ...]] = ()
     # (offset, bytes) a file of this format starts with, checked before reading it.
     signature: ClassVar[tuple[int, bytes] | None] = None
+    # Whether the source declares its columns' types (Parquet, databases): then its text
+    # columns are text because someone chose so, and are not read for numbers and dates
+    # (``engine/datasets/meaning``).
+    types_declared: ClassVar[bool] = False
 
     def claims(self, source: Source) -> bool:
         """Whether this importer reads ``source``."""

@@ -2,6 +2,8 @@
 
 DuckDB sniffs the dialect, the header and each column's type, with ``NA``, ``NULL``
 and empty cells read as NULL, so a numeric column with missing values stays numeric.
+Only ISO dates are read as dates here; other dates, formatted numbers and other
+missing markers arrive as text and are read per column afterwards (``meaning``).
 The file's first line is the header or the first row (``skip=0``): DuckDB would
 otherwise skip leading lines it finds inconsistent, silently losing rows.
 
@@ -85,7 +87,10 @@ class CsvImporter(Importer):
     def _load(self, source: FileSource, target: ImportTarget, table: str,
               header_row: int | None) -> None:
         _refuse_blank(source)
-        options: dict = {"nullstr": NULL_STRINGS, "skip": 0}
+        # DuckDB would read every date of the file with one day/month order it guesses
+        # from a sample; only ISO dates here, the rest is read per column from all its
+        # values after the import (engine/datasets/meaning).
+        options: dict = {"nullstr": NULL_STRINGS, "skip": 0, "dateformat": "%Y-%m-%d"}
         if header_row is not None:
             options.update(skip=header_row - 1, header=True)
         if matching_suffix(source.name, (".tsv", ".tab", ".tsv.gz", ".tab.gz",

@@ -39,6 +39,7 @@ _LOCKED_DOWN = {
 
 class DuckdbImporter(Importer):
     kind = "duckdb"
+    types_declared = True
     extensions = (".duckdb", ".ddb", ".db")
     signature = (8, b"DUCK")
 

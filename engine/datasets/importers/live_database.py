@@ -47,6 +47,7 @@ _LISTED_TABLES = 20
 
 class LiveDatabaseImporter(Importer):
     kind = "database"
+    types_declared = True
     backends = tuple(_DRIVERS)
 
     def load(self, source: DatabaseSource, target: ImportTarget) -> None:

@@ -16,6 +16,7 @@ from shared.errors import MalformedSource
 
 class ParquetImporter(Importer):
     kind = "parquet"
+    types_declared = True
     extensions = (".parquet", ".parq", ".pq")
     signature = (0, b"PAR1")
 
