@@ -26,7 +26,7 @@ const TYPE_WORDS = { DOUBLE: "number", BIGINT: "whole number", DATE: "date", TIM
 /** What tells a dataset from others of its name: version, when made, where from. */
 function distinction(d) {
   const parts = [d.version ? `v${d.version}` : d.status];
-  if (d.created_at) parts.push(d.created_at.slice(0, 16).replace("T", " "));
+  if (d.created_at) parts.push(d.created_at.slice(0, 19).replace("T", " "));
   const sources = (d.sources || []).map((s) => s.file || s.url).filter(Boolean);
   if (sources.length) parts.push(sources.length > 2 ? `${sources.slice(0, 2).join(", ")}, …` : sources.join(", "));
   return parts.join(", ");
@@ -151,15 +151,16 @@ export class DataPanel {
     // Without a dataset_id a job asks the tenant's default: the built-in data is
     // reachable only while the tenant has none.
     if (!this.datasets.some((d) => d.default)) options.push(el("option", { value: BUILT_IN }, "Built-in sample data"));
-    const named = new Map();
-    for (const d of this.datasets) named.set(d.name, (named.get(d.name) || 0) + 1);
-    for (const d of this.datasets) {
-      const label = d.default ? `${d.name} (default)` : d.name;
-      const note = named.get(d.name) > 1 ? ` — ${distinction(d)}` : d.version ? "" : ` (${d.status})`;
-      options.push(el("option", {
-        value: d.dataset_id, disabled: !d.version, "data-default": d.default ? "true" : null,
-      }, label + note));
-    }
+    const tally = (labels) => labels.reduce((m, l) => m.set(l, (m.get(l) || 0) + 1), new Map());
+    const named = tally(this.datasets.map((d) => d.name));
+    let labels = this.datasets.map((d) => (d.default ? `${d.name} (default)` : d.name)
+      + (named.get(d.name) > 1 ? ` — ${distinction(d)}` : d.version ? "" : ` (${d.status})`));
+    // Made in the same second from the same file: the id is all that differs.
+    const same = tally(labels);
+    labels = labels.map((l, i) => (same.get(l) > 1 ? `${l}, #${this.datasets[i].dataset_id.slice(0, 8)}` : l));
+    this.datasets.forEach((d, i) => options.push(el("option", {
+      value: d.dataset_id, disabled: !d.version, "data-default": d.default ? "true" : null,
+    }, labels[i])));
     this.ui.picker.replaceChildren(...options);
     this.ui.picker.value = selected;
     this.renderFailed();
