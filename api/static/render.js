@@ -111,10 +111,20 @@ function columnsOf(chart) {
   return first ? Object.keys(first) : [];
 }
 
+/** A value a chart can show: a struct or list (nested JSON data) as its JSON text, never "[object Object]". */
+const plainValue = (value) => (value !== null && typeof value === "object" ? JSON.stringify(value) : value);
+
+const plainRows = (rows) =>
+  rows.map((row) =>
+    row !== null && typeof row === "object" && !Array.isArray(row)
+      ? Object.fromEntries(Object.entries(row).map(([key, value]) => [key, plainValue(value)]))
+      : row,
+  );
+
 function cell(value) {
   if (typeof value === "number") return el("td", { class: "num" }, numberFormat.format(value));
   if (value === null || value === undefined) return el("td", { class: "null" }, "null");
-  return el("td", {}, typeof value === "object" ? JSON.stringify(value) : String(value));
+  return el("td", {}, String(plainValue(value)));
 }
 
 /** An HTML table of a chart's rows (capped, with a note when cut). */
@@ -139,6 +149,7 @@ export function dataTable(chart) {
 function vegaSpec(chart) {
   const spec = structuredClone(chart.vega_lite);
   if (!spec.data) spec.data = { values: chart.data || [] };
+  if (Array.isArray(spec.data.values)) spec.data.values = plainRows(spec.data.values);
   if (spec.width === undefined) spec.width = "container";
   if (spec.height === undefined) spec.height = 260;
   return spec;

@@ -93,7 +93,7 @@ def test_a_ragged_csv_names_its_line(write, build, data_dir, text, line, fault):
         build(write("ragged.csv", text))
     error = caught.value
     assert error.extra["line"] == line and error.extra["source"] == "ragged.csv"
-    assert error.detail.startswith(f"ragged.csv: {fault}"), error.detail
+    assert error.detail.startswith(f"ragged.csv, {fault}"), error.detail
     assert "Found:" not in error.detail
     assert not list(data_dir.rglob("*.duckdb*")), "a failed import leaves no file"
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import json
 import sqlite3
 from pathlib import Path
 
@@ -53,6 +54,30 @@ def test_json_array_and_ndjson(write, build):
     assert query(built.path, "SELECT age, len(tags) FROM people WHERE name = 'Ann'") == [
         (31, 2)]
     assert column_types(built.path, "events")["at_"] == "TIMESTAMP"  # "at" is a keyword
+
+
+def test_nested_json_objects_become_columns_and_lists_stay_lists(tmp_path, build):
+    records = [
+        {"id": 1, "user": {"name": "Ann", "country": "DE", "address": {"city": "Berlin"}},
+         "user_name": "ann77", "tags": ["a", "b"], "items": [{"sku": "x", "qty": 2}],
+         "deep": {"a": {"b": {"c": {"d": {"e": 1}}}}}},
+        {"id": 2, "user": {"name": "Bo", "country": None, "address": None},
+         "user_name": "bo", "tags": [], "items": [], "deep": None},
+    ]
+    path = tmp_path / "orders.ndjson"
+    path.write_text("\n".join(json.dumps(record) for record in records) + "\n")
+    built = build(path)
+    types = column_types(built.path, "orders")
+    assert list(types) == ["id", "user_name", "user_country", "user_address_city",
+                           "user_name_2", "tags", "items", "deep_a_b_c_d"]
+    assert types["tags"] == "VARCHAR[]" and types["items"].endswith("[]")
+    assert types["deep_a_b_c_d"].startswith("STRUCT")  # deeper than the cap: kept whole
+    assert query(built.path, "SELECT user_name, user_country, user_address_city, user_name_2, "
+                             "len(tags) FROM orders ORDER BY id") == [
+        ("Ann", "DE", "Berlin", "ann77", 2), ("Bo", None, None, "bo", 0)]
+    notes = {c.name: c.note for c in built.tables[0].columns}
+    assert notes["user_address_city"] == "From `user.address.city` in the file."
+    assert notes["user_name_2"] is None and notes["id"] is None
 
 
 def test_malformed_ndjson_names_its_line(write, build):

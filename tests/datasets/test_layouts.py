@@ -20,8 +20,9 @@ def _report_workbook(path, *, totals_label="Total"):
     sheet = workbook.active
     sheet.title = "Sales"
     sheet["B2"] = "Quarterly sales report"
-    sheet.merge_cells("B2:E2")
+    sheet.merge_cells("B2:G2")  # wider than the table
     sheet["B3"] = "Region: all"
+    sheet["G3"] = "EUR"  # a note over a column the table does not have
     sheet.append([])
     sheet.append([None, "Region", "Month", "Revenue", "Units"])
     for region, serial, revenue, units in [("North", 45292, 100.5, 3),
@@ -111,6 +112,8 @@ def test_a_persons_layout_for_a_csv_moves_the_header_and_drops_the_footer(tmp_pa
     assert column_types(built.path, "export") == {"kunde": "VARCHAR", "umsatz": "DOUBLE"}
     assert query(built.path, "SELECT kunde, umsatz FROM export ORDER BY kunde") == [
         ("Müller", 8102.58), ("Schmidt", 17.5)]
+    assert built.tables[0].note == ("Header on line 4, as set for this table; 3 lines above it "
+                                    "left out. 2 lines at the end left out, as set for this table.")
 
 
 def test_a_csv_footer_is_counted_from_the_last_non_blank_line(tmp_path, build):

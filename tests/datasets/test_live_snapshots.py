@@ -136,3 +136,42 @@ def _assert_no_secret(*texts: str) -> None:
     for text in texts:
         for secret in (PASSWORD, quote(PASSWORD, safe="")):
             assert secret not in text
+
+
+def test_mysql_zero_dates_become_null_with_a_warning(maria_server, build):
+    maria_server.run(
+        "SET SESSION sql_mode = ''",
+        "CREATE TABLE legacy_dates (id INT, shipped DATE, paid_at DATETIME)",
+        "INSERT INTO legacy_dates VALUES (1, '0000-00-00', '0000-00-00 00:00:00'), "
+        "(2, '2020-00-15', '2020-01-00 10:00:00'), (3, '2024-01-02', '2024-01-02 03:04:05')")
+    try:
+        built = build(DatabaseSource(maria_server.url, ("legacy_dates",)))
+    finally:
+        maria_server.run("DROP TABLE legacy_dates")
+    assert column_types(built.path, "legacy_dates") == {
+        "id": "INTEGER", "shipped": "DATE", "paid_at": "TIMESTAMP"}
+    assert query(built.path, "SELECT * FROM legacy_dates ORDER BY id") == [
+        (1, None, None), (2, None, None),
+        (3, dt.date(2024, 1, 2), dt.datetime(2024, 1, 2, 3, 4, 5))]
+    (table,) = built.tables
+    assert table.warnings == (
+        "Column shipped: 2 dates no calendar has (such as '0000-00-00', MySQL's legacy zero "
+        "date) became NULL.",
+        "Column paid_at: 2 dates no calendar has (such as '0000-00-00 00:00:00', MySQL's "
+        "legacy zero date) became NULL.")
+
+
+def test_no_tables_in_public_lists_the_schemas_that_have_some(build):
+    name = f"{SCRATCH}_schemas"
+    url = postgres.create_database(name)
+    try:
+        postgres.run_sql("CREATE SCHEMA sales", "CREATE SCHEMA crm", "CREATE SCHEMA empty",
+                         "CREATE TABLE sales.orders (id INT)", "CREATE TABLE sales.lines (id INT)",
+                         "CREATE TABLE crm.accounts (id INT)", dbname=name)
+        with pytest.raises(EmptySource) as caught:
+            build(DatabaseSource(url))
+    finally:
+        postgres.drop_database(name)
+    assert caught.value.detail.endswith(
+        "has no tables in schema public. Schemas with tables: crm (1 table), sales (2 tables). "
+        'Pass `tables` to import them, such as ["crm.accounts"].'), caught.value.detail

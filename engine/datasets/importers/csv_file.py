@@ -12,8 +12,11 @@ read, so that the import can tell what went wrong and where:
 
 - a structural fault (a ragged row, an unterminated quote) fails the import with
   the file and line;
-- text that is not UTF-8 is read again as Latin-1 (what spreadsheet exports on
-  Windows usually are);
+- text in another encoding is read from a UTF-8 copy (``text_encoding`` detects it:
+  UTF-16 with a byte order mark, Windows-1252/Latin-1, others charset-normalizer
+  names); a file whose first megabyte is ASCII but whose later text is not UTF-8 is
+  read again as Windows-1252; text not valid in the encoding found fails the import
+  naming the line and the fix (save as CSV UTF-8);
 - a value that does not fit the type sniffed from a sample (a "n/a" far down an
   integer column) makes DuckDB sniff the whole file, and if a column still does not
   fit, that column is read as text.
@@ -33,11 +36,21 @@ import io
 import logging
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 import duckdb
 
 from engine.datasets.importers.base import NULL_STRINGS, Importer, file_stem, matching_suffix
 from engine.datasets.importers.plain_copy import plain_copy
+from engine.datasets.importers.text_encoding import (
+    SAMPLE_BYTES,
+    WESTERN,
+    TextEncoding,
+    Undecodable,
+    detect_encoding,
+    undecodable,
+    utf8_copy,
+)
 from engine.datasets.importers.text_footer import copy_head, footer_start
 from engine.datasets.naming import quote_ident, sql_literal
 from engine.datasets.sources import FileSource
@@ -64,6 +77,7 @@ class _Reject:
     csv_line: str | None = None
     delimiter: str | None = None
     quote: str | None = None
+    error_byte: int | None = None
 
 
 class CsvImporter(Importer):
@@ -72,17 +86,41 @@ class CsvImporter(Importer):
 
     def load(self, source: FileSource, target: ImportTarget) -> None:
         """One table named after the file, laid out as ``target.layout_for`` it says.
-        Raises ``EmptySource``, ``MalformedSource`` or ``SourceTooLarge`` and its kinds
-        (past the import's limits)."""
+        Raises ``EmptySource``, ``MalformedSource`` (a ragged row, text not valid in
+        the file's encoding...) or ``SourceTooLarge`` and its kinds (past the import's
+        limits)."""
         table = target.table_name(file_stem(source.name))
         layout = target.layout_for(table)
+        with plain_copy(source, target) as plain:
+            encoding = detect_encoding(plain)
+            try:
+                self._load_as(source.name, plain, encoding, target, table, layout)
+            except Undecodable as fault:
+                if encoding.confident:
+                    raise undecodable(source.name, encoding, fault) from None
+                # Only ASCII in the sample: the first byte past it that is not UTF-8
+                # says the file is what spreadsheets on Windows write.
+                logger.info("%s is not UTF-8 past its first %s bytes (line %s); reading "
+                            "it as %s", source.name, SAMPLE_BYTES, fault.line, WESTERN.label)
+                target.drop_table(table)
+                self._load_as(source.name, plain, WESTERN, target, table, layout)
+        _note_layout(target, table, layout)
+
+    def _load_as(self, name: str, plain: Path, encoding: TextEncoding, target: ImportTarget,
+                 table: str, layout: dict) -> None:
+        """Read ``plain`` in ``encoding``; raises ``Undecodable`` where it is not."""
         with contextlib.ExitStack() as stack:
-            path = stack.enter_context(plain_copy(source, target))
+            path = plain
+            if encoding.codec is not None:
+                logger.info("%s is %s; reading a UTF-8 copy", name, encoding.label)
+                try:
+                    path = stack.enter_context(utf8_copy(plain, encoding, target, name))
+                except Undecodable as fault:
+                    raise undecodable(name, encoding, fault) from None
             if layout["skip_footer"]:
-                end = footer_start(path, layout["skip_footer"], source.name)
-                path = copy_head(path, end, target)
+                path = copy_head(path, footer_start(path, layout["skip_footer"], name), target)
                 stack.callback(path.unlink, missing_ok=True)
-            self._load(FileSource(path, source.name), target, table, layout["header_row"])
+            self._load(FileSource(path, name), target, table, layout["header_row"])
 
     def _load(self, source: FileSource, target: ImportTarget, table: str,
               header_row: int | None) -> None:
@@ -104,10 +142,9 @@ class CsvImporter(Importer):
                 break
             target.drop_table(table)
             first = rejects[0]
-            if "ENCODING" in first.error_type and "encoding" not in options:
-                logger.info("%s is not UTF-8; reading it as Latin-1", source.name)
-                options["encoding"] = "latin-1"
-                continue
+            if "ENCODING" in first.error_type:
+                raise Undecodable(_physical_line(source, first),
+                                  int(first.error_byte or first.byte_position or 0))
             structural = [r for r in rejects if r.error_type != "CAST"]
             if structural:
                 raise _malformed(source, structural[0])
@@ -141,12 +178,24 @@ class CsvImporter(Importer):
             rows = con.execute(
                 "SELECT r.line, r.line_byte_position, r.column_name, "
                 "CAST(r.error_type AS VARCHAR), r.error_message, r.csv_line, s.delimiter, "
-                f"s.quote FROM {quote_ident(rejects)} r LEFT JOIN {quote_ident(scans)} s "
+                f"s.quote, r.byte_position FROM {quote_ident(rejects)} r LEFT JOIN {quote_ident(scans)} s "
                 f"USING (scan_id) ORDER BY r.line LIMIT {_REJECTS_KEPT}").fetchall()
         finally:
             con.execute(f"DROP TABLE IF EXISTS {quote_ident(rejects)}")
             con.execute(f"DROP TABLE IF EXISTS {quote_ident(scans)}")
         return [_Reject(int(line), *rest) for line, *rest in rows]
+
+
+def _note_layout(target: ImportTarget, table: str, layout: dict) -> None:
+    """Say in the table's description which lines a person's layout left out."""
+    header_row, footer = layout["header_row"], layout["skip_footer"]
+    if header_row and header_row > 1:
+        above = "1 line" if header_row == 2 else f"{header_row - 1:,} lines"
+        target.note_table(table, f"Header on line {header_row:,}, as set for this table; "
+                                 f"{above} above it left out.")
+    if footer:
+        lines = "1 line" if footer == 1 else f"{footer:,} lines"
+        target.note_table(table, f"{lines} at the end left out, as set for this table.")
 
 
 def _check_header(source: FileSource, target: ImportTarget, options: dict) -> None:
@@ -185,7 +234,7 @@ def _malformed(source: FileSource, reject: _Reject) -> MalformedSource:
     line = _physical_line(source, reject)
     if reject.error_type in ("TOO MANY COLUMNS", "MISSING COLUMNS") and (
             ragged := _ragged(reject, line)):
-        return MalformedSource(f"{source.name}: {ragged}", source=source.name, line=line)
+        return MalformedSource(f"{source.name}, {ragged}", source=source.name, line=line)
     where = f"column {reject.column}: " if reject.error_type == "CAST" and reject.column else ""
     return MalformedSource(f"{source.name}, line {line}: {where}{reject.message}",
                            source=source.name, line=line)

@@ -27,7 +27,7 @@ from sqlalchemy.engine import Connection, Engine
 from engine.datasets.arrow_copy import CHUNK_ROWS, copy_rows, create_table
 from engine.datasets.importers import live_connection
 from engine.datasets.importers.base import Importer
-from engine.datasets.importers.sql_types import plan_column
+from engine.datasets.importers.sql_types import ZeroDates, plan_column
 from engine.datasets.sources import DatabaseSource
 from engine.datasets.target import ImportTarget
 from shared.errors import (
@@ -43,6 +43,8 @@ logger = logging.getLogger(__name__)
 _DRIVERS = {"postgresql": "postgresql+psycopg", "mysql": "mysql+pymysql",
             "mariadb": "mariadb+pymysql"}
 _LISTED_TABLES = 20
+_SCHEMAS_INSPECTED = 200
+_SYSTEM_SCHEMAS = frozenset({"information_schema"})
 
 
 class LiveDatabaseImporter(Importer):
@@ -90,6 +92,12 @@ class LiveDatabaseImporter(Importer):
                                                          "max_row_buffer": CHUNK_ROWS})
         copy_rows(target, table, plans, result.partitions(CHUNK_ROWS),
                   source=f"{source.display} table {schema}.{name}")
+        for plan in plans:
+            if isinstance(plan.convert, ZeroDates) and plan.convert.count:
+                count = plan.convert.count
+                target.warn(table, f"Column {plan.name}: {count:,} date{'s' * (count != 1)} "
+                                   f"no calendar has (such as {plan.convert.example!r}, "
+                                   "MySQL's legacy zero date) became NULL.")
         target.finish_table(table)
 
 
@@ -150,8 +158,7 @@ def _tables(inspector: sa.Inspector, source: DatabaseSource, default: str) -> li
     if not source.tables:
         names = sorted(inspector.get_table_names(schema=default))
         if not names:
-            raise EmptySource(f"{source.display} has no tables in schema {default}.",
-                              source=source.display)
+            raise EmptySource(_no_tables(inspector, source, default), source=source.display)
         return [(default, name) for name in names]
     found, missing = [], []
     available: dict[str, list[str]] = {}
@@ -176,6 +183,31 @@ def _tables(inspector: sa.Inspector, source: DatabaseSource, default: str) -> li
                             f"(tables in {default}: {listed or 'none'}).",
                             source=source.display, missing=missing)
     return list(dict.fromkeys(found))
+
+
+def _no_tables(inspector: sa.Inspector, source: DatabaseSource, default: str) -> str:
+    """Why nothing came without a table list, and what to pass: on PostgreSQL, the
+    schemas of that database that have tables (a MySQL schema is another database of
+    the server: not listed)."""
+    if inspector.dialect.name != "postgresql":
+        return (f"{source.display} has no tables in database {default}; pass `tables` "
+                "to name the tables to import.")
+    found: list[tuple[str, list[str]]] = []
+    schemas = [s for s in sorted(inspector.get_schema_names())
+               if s != default and s not in _SYSTEM_SCHEMAS and not s.startswith("pg_")]
+    for schema in schemas[:_SCHEMAS_INSPECTED]:
+        tables = sorted(inspector.get_table_names(schema=schema))
+        if tables:
+            found.append((schema, tables))
+    if not found:
+        return f"{source.display} has no tables in schema {default}, nor in any other schema."
+    listed = ", ".join(f"{schema} ({len(tables):,} table{'s' * (len(tables) != 1)})"
+                       for schema, tables in found[:_LISTED_TABLES])
+    more = " ..." if len(found) > _LISTED_TABLES else ""
+    schema, tables = found[0]
+    return (f"{source.display} has no tables in schema {default}. Schemas with tables: "
+            f"{listed}{more}. Pass `tables` to import them, such as "
+            f'["{schema}.{tables[0]}"].')
 
 
 def _match(name: str, names: list[str]) -> str | None:

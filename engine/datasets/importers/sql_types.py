@@ -23,6 +23,10 @@ them: psycopg 3 for PostgreSQL, PyMySQL for MariaDB/MySQL):
 | UUID | VARCHAR |
 | BYTEA, BLOB, BINARY | BLOB |
 | anything else (arrays, MONEY, network and geometric types...) | VARCHAR: JSON for arrays, else the driver's text |
+
+MariaDB/MySQL can hold dates no calendar has (``0000-00-00``, ``2020-00-15``: legacy
+"no date" values that ``sql_mode=''`` lets in), which PyMySQL returns as text; they
+become NULL, counted by the column's ``ZeroDates`` so the importer can warn.
 """
 from __future__ import annotations
 
@@ -69,12 +73,13 @@ def plan_column(name: str, sql_type: sa.types.TypeEngine, dialect: str) -> Colum
         if precision and precision <= _MAX_DECIMAL_PRECISION:
             return ColumnPlan(name, f"DECIMAL({precision},{scale})", pa.decimal128(precision, scale))
         return ColumnPlan(name, "DOUBLE", pa.float64(), float)
+    zero_dates = ZeroDates() if dialect in _MYSQL else None
     if isinstance(sql_type, sa.DateTime):
         if getattr(sql_type, "timezone", False):
             return ColumnPlan(name, "TIMESTAMPTZ", pa.timestamp("us", tz="UTC"))
-        return ColumnPlan(name, "TIMESTAMP", pa.timestamp("us"))
+        return ColumnPlan(name, "TIMESTAMP", pa.timestamp("us"), zero_dates)
     if isinstance(sql_type, sa.Date):
-        return ColumnPlan(name, "DATE", pa.date32())
+        return ColumnPlan(name, "DATE", pa.date32(), zero_dates)
     if isinstance(sql_type, sa.Time) and dialect not in _MYSQL:
         return ColumnPlan(name, "TIME", pa.time64("us"), _naive_time)
     if isinstance(sql_type, sa.Time) or kind == "INTERVAL" or isinstance(sql_type, sa.Interval):
@@ -89,6 +94,24 @@ def plan_column(name: str, sql_type: sa.types.TypeEngine, dialect: str) -> Colum
         return ColumnPlan(name, "BLOB", pa.binary(), bytes)
     logger.info("column %s: type %s has no DuckDB counterpart; copied as text", name, sql_type)
     return ColumnPlan(name, "VARCHAR", pa.string(), _text)
+
+
+class ZeroDates:
+    """A MySQL date column's conversion: a date the driver could not read (returned as
+    its text, such as ``0000-00-00``) becomes None; ``count`` and ``example`` say how many
+    and which."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.example: str | None = None
+
+    def __call__(self, value: Any) -> Any:
+        if isinstance(value, (str, bytes)):
+            self.count += 1
+            if self.example is None:
+                self.example = value.decode() if isinstance(value, bytes) else value
+            return None
+        return value
 
 
 def _integer(name: str, sql_type: sa.types.TypeEngine, kind: str) -> ColumnPlan:

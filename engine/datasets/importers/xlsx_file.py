@@ -24,7 +24,7 @@ import datetime as dt
 from collections.abc import Iterator
 
 import pyarrow as pa
-from python_calamine import CalamineError, CalamineWorkbook
+from python_calamine import CalamineError, CalamineSheet, CalamineWorkbook
 
 from engine.datasets.arrow_copy import ColumnPlan, chunked, copy_rows, create_table
 from engine.datasets.importers.base import NULL_STRINGS, Importer, file_stem
@@ -51,7 +51,7 @@ class XlsxImporter(Importer):
         try:
             workbook = CalamineWorkbook.from_path(str(source.path))
             sheets = [name for name in workbook.sheet_names
-                      if next(_data_rows(workbook, name), None) is not None]
+                      if next(_data_rows(workbook.get_sheet_by_name(name)), None) is not None]
         except CalamineError as exc:
             raise MalformedSource(f"{source.name} is not a readable Excel workbook: {exc}",
                                   source=source.name) from None
@@ -59,43 +59,49 @@ class XlsxImporter(Importer):
             raise EmptySource(f"{source.name} has no sheet with any cells.", source=source.name)
         for sheet in sheets:
             wanted = file_stem(source.name) if len(sheets) == 1 else f"{file_stem(source.name)}_{sheet}"
-            table = target.table_name(wanted)
-            where = f"{source.name}, sheet {sheet}"
-            try:
-                layout = find_layout(lambda sheet=sheet: _data_rows(workbook, sheet),
-                                     target.layout_for(table), _kind)
-            except LookupError as exc:
-                raise MalformedSource(f"{where}: the header row set for table {table} is "
-                                      f"wrong: {exc}.", source=source.name) from None
-            book = NameBook()
-            names = [book.claim(_cell_text(cell) if cell is not None else "", "col")
-                     for cell in layout.header]
-            plans = [_plan(name, kind) for name, kind in zip(names, layout.kinds)]
-            create_table(target, table, plans)
-            copy_rows(target, table, plans, chunked(_rows(workbook, sheet, layout)),
-                      source=where)
-            _note_layout(target, table, layout)
-            target.finish_table(table, source.name)
+            self._load_sheet(workbook.get_sheet_by_name(sheet), f"{source.name}, sheet {sheet}",
+                             target.table_name(wanted), source, target)
+
+    @staticmethod
+    def _load_sheet(sheet: CalamineSheet, where: str, table: str, source: FileSource,
+                    target: ImportTarget) -> None:
+        try:
+            layout = find_layout(lambda: _data_rows(sheet), target.layout_for(table), _kind)
+        except LookupError as exc:
+            raise MalformedSource(f"{where}: the header row set for table {table} is wrong: "
+                                  f"{exc}.", source=source.name) from None
+        # Columns with neither a header nor a value (under a title merged wider than the
+        # table) are not the table's.
+        kept = [index for index, (cell, kinds) in enumerate(zip(layout.header, layout.kinds))
+                if cell is not None or kinds]
+        book = NameBook()
+        plans = [_plan(book.claim(_cell_text(layout.header[index])
+                                  if layout.header[index] is not None else "", "col"),
+                       layout.kinds[index]) for index in kept]
+        create_table(target, table, plans)
+        copy_rows(target, table, plans, chunked(_rows(sheet, layout, kept)), source=where)
+        _note_layout(target, table, layout)
+        target.finish_table(table, source.name)
 
 
-def _data_rows(workbook: CalamineWorkbook, sheet: str) -> Iterator[tuple[int, list]]:
+def _data_rows(sheet: CalamineSheet) -> Iterator[tuple[int, list]]:
     """Every non-blank row of the sheet with its Excel row number, NULL words made None.
     (Calamine's rows start at the sheet's first row; its columns at the first used one.)"""
-    for index, row in enumerate(workbook.get_sheet_by_name(sheet).iter_rows()):
+    for index, row in enumerate(sheet.iter_rows()):
         cells = [None if _is_null(cell) else cell for cell in row]
         if any(cell is not None for cell in cells):
             yield index + 1, cells
 
 
-def _rows(workbook: CalamineWorkbook, sheet: str, layout: SheetLayout) -> Iterator[tuple]:
-    """The data rows: below the header, above the footer, as wide as the header."""
-    width, end = len(layout.header), layout.end_row
-    for number, row in _data_rows(workbook, sheet):
+def _rows(sheet: CalamineSheet, layout: SheetLayout, kept: list[int]) -> Iterator[tuple]:
+    """The data rows: below the header, above the footer, in the ``kept`` columns."""
+    end = layout.end_row
+    for number, row in _data_rows(sheet):
         if number <= layout.header_row:
             continue
         if end is not None and number >= end:
             return
-        yield tuple(row[:width]) + (None,) * (width - len(row))
+        yield tuple(row[index] if index < len(row) else None for index in kept)
 
 
 def _note_layout(target: ImportTarget, table: str, layout: SheetLayout) -> None:
