@@ -56,6 +56,18 @@ def test_a_german_export_with_decimal_commas_sums_as_money(tmp_path, build):
     assert "decimal comma" in umsatz.note
 
 
+def test_thousands_with_dots_in_a_semicolon_file_are_not_decimals(tmp_path, build):
+    """DuckDB alone reads "1.500" as 1.5; the file's decimal commas say it is 1500."""
+    frame = pd.DataFrame({"artikel": ["a", "b"], "menge": ["1.500", "2.250"],
+                          "preis": [1.5, 1250.75]})
+    path = tmp_path / "lager.csv"
+    frame.to_csv(path, sep=";", decimal=",", index=False)
+    built = build(path)
+    assert query(built.path, "SELECT menge, preis FROM lager ORDER BY artikel") == [
+        (1500, 1.5), (2250, 1250.75)]
+    assert _column(built, "lager", "menge").format == "decimal_comma"
+
+
 def test_pandas_decimal_comma_output_is_numeric(tmp_path, build):
     frame = pd.DataFrame({"probe": ["a", "b", "c"], "anteil": [0.118, 2.5, 10.0]})
     path = tmp_path / "anteile.csv"

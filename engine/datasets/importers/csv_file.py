@@ -65,6 +65,8 @@ _REJECTS_KEPT = 100
 _BLANK_PROBE_BYTES = 1 << 16
 _HEADER_PROBE_BYTES = 1 << 22
 _DELIMITERS = (b",", b";", b"\t", b"|")
+# DuckDB's type candidates without DOUBLE (see ``_semicolon_separated``).
+_NO_DECIMALS = ("BOOLEAN", "BIGINT", "TIME", "DATE", "TIMESTAMP", "VARCHAR")
 
 
 @dataclass(frozen=True)
@@ -136,6 +138,11 @@ class CsvImporter(Importer):
             options["delim"] = "\t"
         as_text: dict[str, str] = {}
         _check_header(source, target, options)
+        if _semicolon_separated(source, target, options):
+            # Where ";" separates fields the comma is the decimal separator, and DuckDB
+            # would read "1.500" (fifteen hundred) as 1.5: decimals arrive as text and
+            # are read per column, with the file's other columns deciding (``meaning``).
+            options["auto_type_candidates"] = _NO_DECIMALS
         while True:
             rejects = self._read(source, target, table, {**options, **_types(as_text)})
             if not rejects:
@@ -209,6 +216,23 @@ def _check_header(source: FileSource, target: ImportTarget, options: dict) -> No
     except duckdb.Error:  # the read says what is wrong, and finish_table counts then
         return
     target.limits.check_columns(len(columns), source.name)
+
+
+def _semicolon_separated(source: FileSource, target: ImportTarget, options: dict) -> bool:
+    """Whether DuckDB splits the file's fields on ";" (asked only when its first line has one)."""
+    if "delim" in options:
+        return False
+    skip = options.get("skip", 0)
+    with open(source.path, "rb") as handle:
+        lines = handle.read(_HEADER_PROBE_BYTES).split(b"\n", skip + 1)
+    if b";" not in lines[min(skip, len(lines) - 1)]:
+        return False
+    args = ", ".join([sql_literal(str(source.path)), *_render(options)])
+    try:
+        (delimiter,) = target.con.execute(f"SELECT Delimiter FROM sniff_csv({args})").fetchone()
+    except duckdb.Error:  # the read says what is wrong
+        return False
+    return delimiter == ";"
 
 
 def _first_line_width(source: FileSource, delim: str | None, skip: int) -> int:

@@ -13,6 +13,7 @@ are ``strptime`` formats, tried with DuckDB's ``try_strptime``.
 """
 from __future__ import annotations
 
+import datetime as dt
 import re
 from dataclasses import dataclass
 
@@ -33,12 +34,37 @@ class Rule:
     order: str | None = None
     formats: tuple[str, ...] = ()
 
-    def value_sql(self, trimmed: str) -> str:
-        """SQL: ``trimmed`` as a TIMESTAMP under this rule, NULL when it does not read."""
+    def value_sql(self, trimmed: str, formats: tuple[str, ...] | None = None) -> str:
+        """SQL: ``trimmed`` as a TIMESTAMP under this rule, NULL when it does not read;
+        ``formats``: only these full formats (see ``formats_reading``)."""
         if not self.formats:  # ISO: DuckDB's own cast reads every ISO 8601 variant
             return f"TRY_CAST({trimmed} AS TIMESTAMP)"
-        patterns = ", ".join(sql_literal(f + t) for f in self.formats for t in _TIME_FORMATS)
-        return f"try_strptime({trimmed}, [{patterns}])"
+        full = formats or tuple(f + t for f in self.formats for t in _TIME_FORMATS)
+        return f"try_strptime({trimmed}, [{', '.join(sql_literal(f) for f in full)}])"
+
+    def formats_reading(self, values: list[str]) -> tuple[str, ...] | None:
+        """The full formats (with a time of day) of this rule that read every one of
+        ``values`` (with Python's ``strptime``, whose codes DuckDB's share), first used
+        first; None if a value reads under none. ISO needs none: ``()``."""
+        if not self.formats:
+            return ()
+        used: list[str] = []
+        for value in values:
+            found = next((f for f in used if _reads(value, f)), None) or next(
+                (f + t for f in self.formats for t in _TIME_FORMATS if _reads(value, f + t)), None)
+            if found is None:
+                return None
+            if found not in used:
+                used.append(found)
+        return tuple(used)
+
+
+def _reads(value: str, fmt: str) -> bool:
+    try:
+        dt.datetime.strptime(value, fmt)
+    except ValueError:
+        return False
+    return True
 
 
 @dataclass(frozen=True)
@@ -98,4 +124,4 @@ def rule_named(name: str) -> Rule | None:
 
 def has_time_sql(trimmed: str) -> str:
     """SQL true when ``trimmed`` carries a time of day."""
-    return f"regexp_matches({trimmed}, '[0-9]:[0-9]')"
+    return f"contains({trimmed}, ':')"

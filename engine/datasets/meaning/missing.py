@@ -33,4 +33,7 @@ def trimmed_sql(expr: str) -> str:
 def missing_sql(trimmed: str) -> str:
     """SQL true when ``trimmed`` (see ``trimmed_sql``) is NULL or a missing-value marker."""
     markers = ", ".join(sql_literal(m) for m in MARKERS)
-    return f"({trimmed} IS NULL OR lower({trimmed}) IN ({markers}))"
+    # The length first: most values are longer than any marker and skip lower().
+    longest = max(map(len, MARKERS))
+    return (f"({trimmed} IS NULL OR (length({trimmed}) <= {longest} "
+            f"AND lower({trimmed}) IN ({markers})))")

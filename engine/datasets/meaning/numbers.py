@@ -56,17 +56,22 @@ class Convention:
     def matches(self, value: str) -> bool:
         return _compiled(self.pattern).fullmatch(value) is not None
 
-    def digits_sql(self, trimmed: str) -> str:
-        """SQL: the digits of ``trimmed`` with "." as the decimal point, unsigned."""
+    def digits_sql(self, trimmed: str, *, words: bool = True) -> str:
+        """SQL: the digits of ``trimmed`` with "." as the decimal point, unsigned.
+        ``words``: first drop currency codes and multipliers, whose "." ("Mio.") is no
+        decimal point (needless where no value has a multiplier)."""
         kept = "0-9" + re.escape(self.decimal)
-        bare = f"regexp_replace({_without_words_sql(trimmed)}, '[^{kept}]', '', 'g')"
+        text = _without_words_sql(trimmed) if words else trimmed
+        bare = f"regexp_replace({text}, '[^{kept}]', '', 'g')"
         return bare if self.decimal == "." else f"replace({bare}, ',', '.')"
 
-    def value_sql(self, trimmed: str, sql_type: str, *, percent: bool, scaled: bool) -> str:
+    def value_sql(self, trimmed: str, sql_type: str, *, percent: bool, scaled: bool,
+                  checked: bool = False) -> str:
         """SQL: ``trimmed`` as ``sql_type`` when it matches this convention, else NULL.
-        Percentages and multipliers shift the decimal exponent of the text, so that
-        ``45.3%`` is the DOUBLE nearest 0.453 (not 45.3 / 100)."""
-        digits = self.digits_sql(trimmed)
+        ``checked``: every value is known to match (the import checked the whole column),
+        so the match is not tried again. Percentages and multipliers shift the decimal
+        exponent of the text, so that ``45.3%`` is the DOUBLE nearest 0.453 (not 45.3 / 100)."""
+        digits = self.digits_sql(trimmed, words=scaled or not checked)
         if percent or scaled:
             shift = "-2" if percent else "0"
             if scaled:
@@ -75,9 +80,12 @@ class Convention:
                     f"THEN {exponent}" for suffix, exponent in _EXPONENTS) + " ELSE 0 END"
             digits = f"{digits} || 'e' || CAST({shift} AS VARCHAR)"
         number = f"TRY_CAST({digits} AS {sql_type})"
-        negative = f"regexp_matches({trimmed}, '^\\(|[-\u2212]')"
-        return (f"CASE WHEN regexp_full_match({trimmed}, {sql_literal(self.pattern)}) THEN "
-                f"CASE WHEN {negative} THEN -{number} ELSE {number} END END")
+        negative = (f"(starts_with({trimmed}, '(') OR contains({trimmed}, '-') "
+                    f"OR contains({trimmed}, '\u2212'))")
+        value = f"CASE WHEN {negative} THEN -{number} ELSE {number} END"
+        if checked:
+            return value
+        return f"CASE WHEN regexp_full_match({trimmed}, {sql_literal(self.pattern)}) THEN {value} END"
 
 
 def _without_words_sql(trimmed: str) -> str:
@@ -99,18 +107,6 @@ def _compiled(pattern: str) -> re.Pattern:
     return _CACHE[pattern]
 
 
-def fraction_digits_sql(trimmed: str, convention: Convention) -> str:
-    """SQL: how many digits ``trimmed`` has after its decimal separator (0 without one)."""
-    d = re.escape(convention.decimal)
-    return (f"length(regexp_extract({_without_words_sql(trimmed)}, "
-            f"{sql_literal(d + '([0-9]+)')}, 1))")
-
-
-def integer_digits_sql(trimmed: str, convention: Convention) -> str:
-    """SQL: how many digits ``trimmed`` has before its decimal separator."""
-    return f"length(regexp_replace(split_part({convention.digits_sql(trimmed)}, '.', 1), '[^0-9]', '', 'g'))"
-
-
 def currency_sql(trimmed: str) -> str:
     """SQL: the currency written in ``trimmed`` ('' when none)."""
     return f"regexp_extract({trimmed}, {sql_literal(CURRENCY)})"
@@ -125,9 +121,10 @@ def percent_sql(trimmed: str) -> str:
     return f"ends_with({trimmed}, '%')"
 
 
-def separated_sql(trimmed: str) -> str:
-    """SQL true when ``trimmed`` has a "." or "," the two conventions read differently."""
-    return f"regexp_matches({_without_words_sql(trimmed)}, '[0-9][.,]|[.,][0-9]')"
+def fraction_digits_sql(trimmed: str, convention: Convention) -> str:
+    """SQL: how many digits ``trimmed`` has after its decimal separator (0 without one)."""
+    d = re.escape(convention.decimal)
+    return f"length(regexp_extract({trimmed}, {sql_literal(d + '([0-9]+)')}, 1))"
 
 
 def format_name(convention: Convention, *, percent: bool = False, scaled: bool = False) -> str:

@@ -6,8 +6,9 @@ After an importer has made a source's tables, each VARCHAR column is looked at:
    read into Python and says whether the column looks like numbers or dates at all
    (at least ``LOOKS_LIKE`` of its values that are not missing markers);
 2. one scan inside DuckDB checks every value of such a column against each way of
-   reading it (numbers: the decimal point and the decimal comma; dates: every shape and
-   its rules) and gathers what deciding needs;
+   reading it that read the whole sample (numbers: the decimal point and/or the decimal
+   comma; dates: the shapes seen, each with the rules and exact formats that read its
+   sampled values, found with Python's ``strptime``) and gathers what deciding needs;
 3. the column is converted in DuckDB (``ALTER ... TYPE ... USING``) when every value
    that is not a missing marker reads one way, the markers becoming NULL; its original
    form, format and a description are noted on the target. A column that looked like
@@ -25,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from engine.datasets.meaning import dates, numbers
 from engine.datasets.meaning.evidence import Evidence
-from engine.datasets.meaning.missing import is_missing, missing_sql, trimmed_sql
+from engine.datasets.meaning.missing import BLANKS, is_missing, missing_sql, trimmed_sql
 from engine.datasets.naming import quote_ident, sql_literal
 
 if TYPE_CHECKING:
@@ -40,18 +41,26 @@ SAMPLE_CHARS = 64
 LOOKS_LIKE = 0.6
 # A sparse column whose first rows hold fewer values than this is sampled on its own.
 SPARSE = 50
-# Money: DECIMAL(18, 2) holds amounts of up to 16 digits before the point.
+# Amounts in one currency with at most two decimals.
 MONEY = "DECIMAL(18,2)"
-_MONEY_DIGITS = 16
-_BIGINT_DIGITS = 18
+# Up to 18 digits fit BIGINT and DECIMAL(18, 2); longer numbers are read as DOUBLE.
+_DIGITS = 18
+# How many of a shape's sampled dates find the formats (with a time of day) that read them.
+DATE_SAMPLE = 200
 _S = "s"  # the trimmed value in the checking scans
 
 
 @dataclass
 class _Column:
+    """A text column that looked like ``kind`` ("number" or "date") in its sample: the
+    number conventions, or per date shape the rules with the formats, that read every
+    sampled value (only those are checked on the whole column)."""
+
     table: str
     name: str
-    kind: str  # "number" or "date"
+    kind: str
+    conventions: tuple[numbers.Convention, ...] = ()
+    shapes: dict[str, list[tuple[dates.Rule, tuple[str, ...]]]] = field(default_factory=dict)
     stats: dict = field(default_factory=dict)
 
 
@@ -85,9 +94,9 @@ def _candidates(target: ImportTarget, table: str) -> list[_Column]:
         values = _present(row[index] for row in rows)
         if len(values) < SPARSE and len(rows) == SAMPLE_ROWS:
             values = _sparse_sample(target, table, name)
-        kind = _looks_like(values)
-        if kind:
-            found.append(_Column(table, name, kind))
+        column = _looks_like(table, name, values)
+        if column is not None:
+            found.append(column)
     return found
 
 
@@ -101,19 +110,35 @@ def _sparse_sample(target: ImportTarget, table: str, name: str) -> list[str]:
 
 
 def _present(values) -> list[str]:
-    return [v.strip(" \t\r\n\u00a0\u202f") for v in values if v is not None and not is_missing(v)]
+    return [v.strip(BLANKS) for v in values if v is not None and not is_missing(v)]
 
 
-def _looks_like(values: list[str]) -> str | None:
-    """"number", "date" or None, from a sample of a column's values (markers left out)."""
+def _looks_like(table: str, name: str, values: list[str]) -> _Column | None:
+    """The column as numbers or dates, if enough of its sampled values (markers left
+    out) look like them; with what reads every sampled value."""
     if not values:
         return None
     needed = LOOKS_LIKE * len(values)
     if sum(any(c.matches(v) for c in numbers.CONVENTIONS) for v in values) >= needed:
-        return "number"
-    if sum(dates.shape_of(v) is not None for v in values) >= needed:
-        return "date"
-    return None
+        fitting = tuple(c for c in numbers.CONVENTIONS if all(c.matches(v) for v in values))
+        if not fitting:  # checked all the same, to count and show what does not read
+            fitting = (max(numbers.CONVENTIONS, key=lambda c: sum(map(c.matches, values))),)
+        return _Column(table, name, "number", conventions=fitting)
+    by_shape: dict[str, list[str]] = {}
+    for value in values:
+        shape = dates.shape_of(value)
+        if shape is not None:
+            by_shape.setdefault(shape.name, []).append(value)
+    if sum(map(len, by_shape.values())) < needed:
+        return None
+    shapes = {}
+    for shape in dates.SHAPES:
+        if shape.name in by_shape:
+            reading = [(rule, rule.formats_reading(by_shape[shape.name][:DATE_SAMPLE]))
+                       for rule in shape.rules]
+            shapes[shape.name] = [(rule, formats) for rule, formats in reading
+                                  if formats is not None]
+    return _Column(table, name, "date", shapes=shapes)
 
 
 def _scan(target: ImportTarget, column: _Column, parts: dict[str, str]) -> dict:
@@ -123,8 +148,8 @@ def _scan(target: ImportTarget, column: _Column, parts: dict[str, str]) -> dict:
     trimmed = trimmed_sql(ident)
     select = ", ".join(f"{sql} AS {quote_ident(name)}" for name, sql in parts.items())
     row = target.con.execute(
-        f"SELECT {select} FROM (SELECT rowid AS r, {trimmed} AS {_S}, "
-        f"{missing_sql(trimmed)} AS missing FROM {quote_ident(column.table)})").fetchone()
+        f"SELECT {select} FROM (SELECT r, {_S}, {missing_sql(_S)} AS missing FROM "
+        f"(SELECT rowid AS r, {trimmed} AS {_S} FROM {quote_ident(column.table)}))").fetchone()
     return dict(zip(parts, row))
 
 
@@ -136,70 +161,85 @@ def _common(parts: dict[str, str]) -> dict[str, str]:
 
 
 def _number_stats(target: ImportTarget, column: _Column) -> dict:
+    """Per convention that read the sample, the values it does not read; and what
+    choosing the type needs. The sample's misfit stands for a convention it ruled out."""
     parts = {}
-    for c in numbers.CONVENTIONS:
+    for c in column.conventions:
         fits = f"regexp_full_match({_S}, {sql_literal(c.pattern)})"
         parts[f"{c.name}_misfits"] = f"count(*) FILTER (WHERE NOT missing AND NOT {fits})"
         parts[f"{c.name}_misfit"] = f"arg_min({_S}, r) FILTER (WHERE NOT missing AND NOT {fits})"
+        parts[f"{c.name}_fractions"] = (f"count(*) FILTER (WHERE NOT missing AND "
+                                        f"contains({_S}, '{c.decimal}'))")
         parts[f"{c.name}_fraction"] = (f"max({numbers.fraction_digits_sql(_S, c)}) "
-                                       f"FILTER (WHERE NOT missing AND {fits})")
-        parts[f"{c.name}_integer"] = (f"max({numbers.integer_digits_sql(_S, c)}) "
-                                      f"FILTER (WHERE NOT missing AND {fits})")
+                                       f"FILTER (WHERE NOT missing AND contains({_S}, '{c.decimal}'))")
     currency = numbers.currency_sql(_S)
+    separated = f"(contains({_S}, ',') OR contains({_S}, '.'))"
     parts.update({
+        "digits": f"max(length(regexp_replace({_S}, '[^0-9]', '', 'g'))) FILTER (WHERE NOT missing)",
         "percent": f"count(*) FILTER (WHERE NOT missing AND {numbers.percent_sql(_S)})",
         "scaled": f"count(*) FILTER (WHERE NOT missing AND {numbers.scaled_sql(_S)})",
-        "separated": f"count(*) FILTER (WHERE NOT missing AND {numbers.separated_sql(_S)})",
+        "separated": f"count(*) FILTER (WHERE NOT missing AND {separated})",
         "currencies": f"list(DISTINCT {currency} ORDER BY {currency}) "
                       f"FILTER (WHERE NOT missing AND {currency} <> '')",
-        "separated_example": f"arg_min({_S}, r) FILTER (WHERE NOT missing AND "
-                             f"{numbers.separated_sql(_S)})",
+        "separated_example": f"arg_min({_S}, r) FILTER (WHERE NOT missing AND {separated})",
     })
     return _scan(target, column, _common(parts))
 
 
 def _date_stats(target: ImportTarget, column: _Column) -> dict:
+    """Per shape in the sample, its values and, per rule that read the sample, the values
+    it does not read; the values of no such shape."""
     parts = {}
-    for shape in dates.SHAPES:
+    present = [shape for shape in dates.SHAPES if shape.name in column.shapes]
+    for shape in present:
         match = shape.match_sql(_S)
-        parts[f"{shape.name}"] = f"count(*) FILTER (WHERE NOT missing AND {match})"
-        for index, rule in enumerate(shape.rules):
-            fails = f"NOT missing AND {match} AND {rule.value_sql(_S)} IS NULL"
+        parts[shape.name] = f"count(*) FILTER (WHERE NOT missing AND {match})"
+        for index, (rule, formats) in enumerate(column.shapes[shape.name]):
+            fails = f"NOT missing AND {match} AND {rule.value_sql(_S, formats)} IS NULL"
             parts[f"{shape.name}_{index}_fails"] = f"count(*) FILTER (WHERE {fails})"
             parts[f"{shape.name}_{index}_fail"] = f"arg_min({_S}, r) FILTER (WHERE {fails})"
-    shaped = " OR ".join(shape.match_sql(_S) for shape in dates.SHAPES)
+    shaped = " OR ".join(shape.match_sql(_S) for shape in present)
     parts["misfits"] = f"count(*) FILTER (WHERE NOT missing AND NOT ({shaped}))"
     parts["misfit"] = f"arg_min({_S}, r) FILTER (WHERE NOT missing AND NOT ({shaped}))"
     parts["time"] = f"bool_or({dates.has_time_sql(_S)}) FILTER (WHERE NOT missing)"
     return _scan(target, column, _common(parts))
 
 
+def _date_reads(column: _Column, shape_name: str) -> list[tuple[dates.Rule, tuple[str, ...]]]:
+    """The rules (with their formats) of a shape that read all of the column's values of it."""
+    return [(rule, formats) for index, (rule, formats) in enumerate(column.shapes[shape_name])
+            if column.stats[f"{shape_name}_{index}_fails"] == 0]
+
+
 def _gather(column: _Column, evidence: Evidence) -> None:
     """What an unambiguous column says about its source's conventions."""
     stats = column.stats
     if column.kind == "number":
-        fitting = [c for c in numbers.CONVENTIONS if stats[f"{c.name}_misfits"] == 0]
+        fitting = [c for c in column.conventions if stats[f"{c.name}_misfits"] == 0]
         if len(fitting) == 1 and stats["separated"]:
             evidence.saw(column.table, "decimal", fitting[0].decimal)
         return
     for shape in dates.SHAPES:
-        if stats[shape.name] and len(shape.rules) == 2:
-            reads = [r for i, r in enumerate(shape.rules) if stats[f"{shape.name}_{i}_fails"] == 0]
-            if len(reads) == 1:
-                evidence.saw(column.table, "order", reads[0].order)
+        if shape.name in column.shapes and len(shape.rules) == 2:
+            reads = _date_reads(column, shape.name)
+            if len(reads) == 1 and stats[shape.name]:
+                evidence.saw(column.table, "order", reads[0][0].order)
 
 
 def _convert_number(target: ImportTarget, column: _Column, evidence: Evidence) -> None:
     stats, name = column.stats, column.name
     if not stats["values"]:
         return
-    fitting = [c for c in numbers.CONVENTIONS if stats[f"{c.name}_misfits"] == 0]
+    fitting = [c for c in column.conventions if stats[f"{c.name}_misfits"] == 0]
     if not fitting:
-        best = min(numbers.CONVENTIONS, key=lambda c: stats[f"{c.name}_misfits"])
+        misfits = {c.name: stats[f"{c.name}_misfits"] for c in column.conventions}
+        best = min(misfits, key=misfits.get) if misfits else None
+        example = stats[f"{best}_misfit"] if best else None
+        counted = (f"{misfits[best]:,} of {stats['values']:,} values are not numbers"
+                   if best else "its values are not numbers")
         target.warn(column.table, (
-            f"Column {name} stays text: {stats[f'{best.name}_misfits']:,} of "
-            f"{stats['values']:,} values are not numbers written one way (such as "
-            f"`{stats[f'{best.name}_misfit']}`)."))
+            f"Column {name} stays text: {counted} written one way"
+            + (f" (such as `{example}`)." if example else ".")))
         return
     if len(fitting) == 2 and stats["separated"]:
         decimal = evidence.decide(column.table, "decimal")
@@ -226,20 +266,22 @@ def _convert_number(target: ImportTarget, column: _Column, evidence: Evidence) -
             "whose amounts cannot be added up."))
         return
     fraction = stats[f"{convention.name}_fraction"] or 0
-    integer = stats[f"{convention.name}_integer"] or 0
-    if percent or scaled:
+    whole = not stats[f"{convention.name}_fractions"]
+    digits = stats["digits"] or 0
+    if percent or scaled or digits > _DIGITS:
         sql_type = "DOUBLE"
-    elif currencies and fraction <= 2 and integer <= _MONEY_DIGITS:
+    elif currencies and fraction <= 2:
         sql_type = MONEY
-    elif fraction == 0 and integer <= _BIGINT_DIGITS:
+    elif whole:
         sql_type = "BIGINT"
     else:
         sql_type = "DOUBLE"
-    value = convention.value_sql(_trimmed(name), sql_type, percent=bool(percent), scaled=bool(scaled))
+    value = convention.value_sql(_trimmed(name), sql_type, percent=bool(percent),
+                                 scaled=bool(scaled), checked=True)
     _alter(target, column, sql_type, value)
     fmt = numbers.format_name(convention, percent=bool(percent), scaled=bool(scaled))
     target.note_column(column.table, name, original=_original(stats), format=fmt,
-                       note=_number_note(stats, convention, currencies, sql_type,
+                       note=_number_note(stats, convention, currencies,
                                          percent=bool(percent), scaled=bool(scaled)))
 
 
@@ -250,45 +292,42 @@ def _convert_date(target: ImportTarget, column: _Column, evidence: Evidence) -> 
     if stats["misfits"]:
         target.warn(column.table, (
             f"Column {name} stays text: {stats['misfits']:,} of {stats['values']:,} values "
-            f"are not dates (such as `{stats['misfit']}`)."))
+            f"are not dates written like the others (such as `{stats['misfit']}`)."))
         return
-    chosen: list[tuple[dates.Shape, dates.Rule]] = []
+    chosen: list[tuple[dates.Shape, dates.Rule, tuple[str, ...]]] = []
     for shape in dates.SHAPES:
-        if not stats[shape.name]:
+        if shape.name not in column.shapes or not stats[shape.name]:
             continue
-        reads = [r for i, r in enumerate(shape.rules) if stats[f"{shape.name}_{i}_fails"] == 0]
+        reads = _date_reads(column, shape.name)
         if len(reads) > 1:
             order = evidence.decide(column.table, "order")
-            reads = [r for r in reads if r.order == order]
+            reads = [(rule, formats) for rule, formats in reads if rule.order == order]
             if not reads:
-                example = _first_of_shape(stats, shape)
                 target.warn(column.table, (
-                    f"Column {name} stays text: its dates (such as `{example}`) read with "
-                    f"the day first ({shape.rules[0].name}) as well as the month first "
+                    f"Column {name} stays text: its dates (such as `{stats['example']}`) read "
+                    f"with the day first ({shape.rules[0].name}) as well as the month first "
                     f"({shape.rules[1].name}), and nothing else in the file tells which is "
                     "meant. Re-type the column with the format that is meant."))
                 return
         if not reads:
-            fail = stats[f"{shape.name}_0_fail"]
+            fails = [stats.get(f"{shape.name}_{i}_fail") for i in range(len(column.shapes[shape.name]))]
+            example = next((f for f in fails if f), stats["example"])
             target.warn(column.table, (
-                f"Column {name} stays text: its dates are not all written one way (`{fail}` "
-                f"does not read as {' or '.join(r.name for r in shape.rules)})."))
+                f"Column {name} stays text: its dates are not all written one way (`{example}` "
+                f"does not read as {' or '.join(r.name for r in shape.rules)} like the others)."))
             return
-        chosen.append((shape, reads[0]))
+        chosen.append((shape, *reads[0]))
     sql_type = "TIMESTAMP" if stats["time"] else "DATE"
-    cases = " ".join(f"WHEN {shape.match_sql(_trimmed(name))} THEN {rule.value_sql(_trimmed(name))}"
-                     for shape, rule in chosen)
+    trimmed = _trimmed(name)
+    cases = " ".join(f"WHEN {shape.match_sql(trimmed)} THEN {rule.value_sql(trimmed, formats)}"
+                     for shape, rule, formats in chosen)
     _alter(target, column, sql_type, f"CAST(CASE {cases} END AS {sql_type})")
-    fmt = " | ".join(rule.name for _, rule in chosen)
-    orders = {rule.order for _, rule in chosen if rule.order}
+    fmt = " | ".join(rule.name for _, rule, _ in chosen)
+    orders = {rule.order for _, rule, _ in chosen if rule.order}
     how = f" ({'day' if orders == {'day'} else 'month'} first)" if len(orders) == 1 else ""
     target.note_column(column.table, name, original=_original(stats), format=fmt,
                        note=f"Dates read from text like `{stats['example']}`{how}."
                             + _markers_said(stats))
-
-
-def _first_of_shape(stats: dict, shape: dates.Shape) -> str:
-    return stats["example"] if shape.matches(stats["example"] or "") else shape.rules[0].name
 
 
 def _trimmed(name: str) -> str:
@@ -316,8 +355,8 @@ def _markers_said(stats: dict) -> str:
     return f" {shown} {'was' if len(markers) == 1 else 'were'} read as missing."
 
 
-def _number_note(stats: dict, convention: numbers.Convention, currencies: list[str],
-                 sql_type: str, *, percent: bool, scaled: bool) -> str:
+def _number_note(stats: dict, convention: numbers.Convention, currencies: list[str], *,
+                 percent: bool, scaled: bool) -> str:
     example = stats["example"]
     said = [f"Numbers read from text like `{example}`"]
     if stats["separated"]:
