@@ -1,6 +1,8 @@
 """What people add to a dataset's schema: descriptions, a glossary and example questions.
 
-``Annotations`` is the body of ``PATCH /v1/datasets/{id}`` (without ``default``);
+``Annotations`` is what is stored of them (with the corrections of
+``shared/dataset_corrections.py``); ``PATCH /v1/datasets/{id}`` takes ``DatasetNotes`` and
+tables as ``TablePatch``;
 ``check_annotations`` refuses names the dataset does not have, and ``describe_tables``
 renders tables in the API's shape, profile and descriptions together. Both take a
 version's tables as ``engine.datasets.TableProfile`` or as the JSON it is stored as
@@ -13,6 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from shared.dataset_corrections import TableCorrections
 from shared.errors import ValidationFailed
 
 _TEXT = 2000
@@ -32,13 +35,22 @@ class Example(BaseModel):
     sql: str = Field(min_length=1, max_length=20_000)
 
 
-class Annotations(BaseModel):
+class DatasetNotes(BaseModel):
+    """What a PATCH and the stored annotations share."""
+
     model_config = ConfigDict(extra="forbid")
 
     description: str | None = Field(default=None, max_length=_TEXT)
-    tables: dict[str, TableNotes] = Field(default_factory=dict, max_length=5000)
     glossary: dict[str, str] = Field(default_factory=dict, max_length=500)
     examples: list[Example] = Field(default_factory=list, max_length=100)
+
+
+class Annotations(DatasetNotes):
+    """A dataset's annotations as stored: descriptions per table, and the corrections
+    every import applies (``shared/dataset_corrections.py``)."""
+
+    tables: dict[str, TableNotes] = Field(default_factory=dict, max_length=5000)
+    corrections: dict[str, TableCorrections] = Field(default_factory=dict, max_length=5000)
 
     def table(self, name: str) -> TableNotes:
         return self.tables.get(name) or TableNotes()

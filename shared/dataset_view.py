@@ -13,6 +13,13 @@ def annotations_of(dataset: Dataset) -> Annotations:
     return Annotations.model_validate(dataset.annotations or {})
 
 
+def corrections_of(dataset: Dataset) -> dict[str, dict[str, Any]]:
+    """The corrections every import of the dataset applies (``shared/dataset_corrections.py``):
+    ``{table: {"header_row", "skip_footer", "columns": {column: {"type", "format"}}}}``."""
+    return {table: corrections.model_dump()
+            for table, corrections in annotations_of(dataset).corrections.items()}
+
+
 def public_sources(dataset: Dataset) -> list[dict[str, Any]]:
     """The sources as clients see them: file names, masked URLs; never paths or secrets."""
     return [{"file": s["file"]} if "file" in s else {"url": s["url"], "tables": s.get("tables")}
@@ -62,6 +69,7 @@ def dataset_to_dict(dataset: Dataset, version: DatasetVersion | None, *,
         "tables": tables,
         "glossary": annotations.glossary,
         "examples": [e.model_dump() for e in annotations.examples],
+        "corrections": {table: c.model_dump() for table, c in annotations.corrections.items()},
         "sources": public_sources(dataset),
         "mode": dataset.mode or "snapshot",
         "engine": engine_of(dataset, version),

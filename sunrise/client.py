@@ -278,8 +278,10 @@ class SunriseClient:
         return self._check(self.http.get(f"/v1/datasets/{dataset_id}"))
 
     def annotate_dataset(self, dataset_id: str, changes: dict[str, Any]) -> dict[str, Any]:
-        """PATCH /v1/datasets/{id} with descriptions, glossary, examples or
-        ``{"default": True}``; raises ApiError 422 naming an unknown table or column."""
+        """PATCH /v1/datasets/{id} with descriptions, glossary, examples,
+        ``{"default": True}`` or corrections (re-types, layouts: the dataset then imports
+        its next version); raises ApiError 422 naming an unknown table or column, or the
+        row and value a re-type does not convert."""
         return self._check(self.http.patch(f"/v1/datasets/{dataset_id}", json=changes))
 
     def refresh_dataset(self, dataset_id: str) -> dict[str, Any]:

@@ -79,13 +79,20 @@ def get_dataset(dataset_id: str):
 
 
 @spec.doc("PATCH", "/v1/datasets/{dataset_id}", "Annotate (descriptions, glossary, examples "
-          "whose SQL is run to check it), make it your default dataset, or set its refresh "
-          "schedule (refresh: {cron, timezone}, at most every 5 minutes; null: none).", body=DatasetPatch,
-          responses={200: DatasetOut, 409: None}, tag="datasets")
+          "whose SQL is run to check it), make it your default dataset, set its refresh "
+          "schedule (refresh: {cron, timezone}, at most every 5 minutes; null: none), or "
+          "correct how it was read: re-type a column (every value checked first; 422 naming "
+          "the row and value that does not convert) or set a CSV's or sheet's header row and "
+          "footer. A correction imports the next version (202, status importing; the current "
+          "version serves until it is ready) and every refresh keeps it.", body=DatasetPatch,
+          responses={200: DatasetOut, 202: DatasetOut, 409: None, 413: None},
+          tag="datasets")
 @bp.patch("/<dataset_id>")
 def patch_dataset(dataset_id: str):
     body = parse_body(DatasetPatch)
-    return dataset_service.patch_dataset(resources(), g.tenant_id, dataset_id, body)
+    view, reimporting = dataset_service.patch_dataset(resources(), g.tenant_id, dataset_id,
+                                                      body)
+    return (view, 202, {"Location": view["links"]["self"]}) if reimporting else view
 
 
 @spec.doc("POST", "/v1/datasets/{dataset_id}/refresh", "Re-import the same sources (a live "

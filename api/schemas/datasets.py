@@ -6,7 +6,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field, StringConstraints, field_validator, model_validator
 
 from api.schemas.common import ListQuery, Strict, not_blank
-from shared.dataset_annotations import Annotations
+from shared.dataset_annotations import DatasetNotes
+from shared.dataset_corrections import TableCorrections, TablePatch
 
 MAX_NAME_CHARS = 200
 # What the JSON form reads: PostgreSQL or MariaDB/MySQL, any driver SQLAlchemy knows, and
@@ -162,6 +163,9 @@ class DatasetOut(BaseModel):
     tables: list[TableOut]
     glossary: dict[str, str]
     examples: list[ExampleOut]
+    corrections: dict[str, TableCorrections] = Field(
+        default_factory=dict, description="What people corrected, per table: re-typed "
+        "columns and layouts, applied by every import of the dataset (PATCH sets them).")
     sources: list[SourceOut]
     mode: Literal["snapshot", "live"] = Field(description="snapshot: jobs read a copy (a "
                                               "DuckDB file per version); live: jobs query "
@@ -210,11 +214,20 @@ class DatasetListQuery(ListQuery):
     limit: int = Field(default=100, ge=1, le=100)  # a page held every dataset before paging
 
 
-class DatasetPatch(Annotations):
-    """Annotations (each key given replaces that part; ``tables`` per table),
+class DatasetPatch(DatasetNotes):
+    """Annotations (each key given replaces that part; ``tables`` per table), corrections,
     ``default``: true makes this the tenant's default dataset, false stops it being, and
-    ``refresh``: a schedule, or null for none."""
+    ``refresh``: a schedule, or null for none.
 
+    In a table's part a column given as text is its description; as ``{"type",
+    "format"}`` a re-type, and ``header_row``/``skip_footer`` a layout (CSV and Excel):
+    either makes a new version (202), each re-type checked on every value first (a value
+    that does not convert is a 422 naming its row). Corrections are kept per column and
+    key until changed (``{"type": null}``, ``"header_row": null`` drop one) and every
+    refresh applies them; a part with only corrections leaves the table's descriptions
+    as they are."""
+
+    tables: dict[str, TablePatch] = Field(default_factory=dict, max_length=5000)
     default: bool | None = None
     refresh: RefreshIn | None = Field(default=None, description="Refresh on this schedule "
                                       "(a new version each time; the current one serves "

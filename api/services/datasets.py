@@ -1,5 +1,5 @@
-"""Dataset use cases: create (files or a live database), list, describe, annotate, refresh,
-delete, follow an import (SSE). Every query is tenant-scoped: another tenant's dataset
+"""Dataset use cases: create (files or a live database), list, describe, annotate and
+correct (re-types, layouts: a new version), refresh, delete, follow an import (SSE). Every query is tenant-scoped: another tenant's dataset
 is NotFound, exactly like an unknown one. Imports run on workers (``datasets`` queue);
 here a dataset is committed ``importing`` and its import sent (``send_import``)."""
 from __future__ import annotations
@@ -20,6 +20,7 @@ from api.idempotency import after_race, body_hash, earlier
 from api.links import dataset_event_data, linked_dataset
 from api.pagination import after_cursor, page
 from api.resources import Resources
+from api.retype_check import check_retypes, plan_retypes
 from api.schemas.datasets import DatasetCreate, DatasetPatch
 from api.services.dataset_quota import check_room, tenant_usage
 from api.services.live_sources import check_role_now
@@ -30,6 +31,12 @@ from engine.datasets import DatabaseSource, FileSource
 from engine.datasets.importers import importer_for
 from shared import dataset_state
 from shared.dataset_annotations import Annotations, check_annotations
+from shared.dataset_corrections import (
+    LAYOUT_KINDS,
+    check_corrections,
+    corrections_changed,
+    merge_table_patches,
+)
 from shared.dataset_view import annotations_of, dataset_to_dict
 from shared.enqueue import send_import
 from shared.errors import (
@@ -221,14 +228,24 @@ def get_dataset(res: Resources, tenant_id: int, dataset_id: str) -> dict:
         return _view(s, _owned(s, tenant_id, dataset_id))
 
 
-def patch_dataset(res: Resources, tenant_id: int, dataset_id: str, body: DatasetPatch) -> dict:
-    """Merge the annotations given (each key replaces its part; ``tables`` per table), set
-    or clear ``default`` and the ``refresh`` schedule. Names are checked against the
-    current version and each example's SQL is run in the SQL sandbox on it:
-    ValidationFailed (422) naming the unknown table or column, or giving DuckDB's error;
-    a schedule is checked by ``shared/refresh_schedule.py`` (422 naming
-    ``refresh.cron`` or ``refresh.timezone``). Conflict before the first version is ready
-    when annotating (there is nothing to check against)."""
+def patch_dataset(res: Resources, tenant_id: int, dataset_id: str,
+                  body: DatasetPatch) -> tuple[dict, bool]:
+    """Merge the annotations given (each key replaces its part; ``tables`` per table, see
+    ``shared/dataset_corrections.py`` for re-types and layouts), set or clear ``default``
+    and the ``refresh`` schedule; the dataset's view, and whether a new version is being
+    made.
+
+    Names are checked against the current version, each example's SQL is run in the
+    SQL sandbox on it and each re-type on every value of its column: ValidationFailed
+    (422) naming the unknown table or column, giving DuckDB's error, or the row and
+    value that does not convert; a schedule is checked by ``shared/refresh_schedule.py``
+    (422 naming ``refresh.cron`` or ``refresh.timezone``). A change of re-types or
+    layouts then starts an import of the next version that applies them (the current
+    one serves until it is ready). Conflict before the first version is ready when
+    annotating (there is nothing to check against), and for a re-type or layout while
+    an import runs or if a version arrived during the check; StorageQuotaExceeded (413)
+    as for a refresh.
+    """
     given = body.model_fields_set
     notes = given - NOT_ANNOTATIONS
     schedule = (RefreshSchedule.parse(body.refresh.cron, body.refresh.timezone)
@@ -236,27 +253,43 @@ def patch_dataset(res: Resources, tenant_id: int, dataset_id: str, body: Dataset
     with res.session() as s:
         row = _owned(s, tenant_id, dataset_id)
         current = _current(s, row)
-        merged = annotations_of(row).model_dump()
+        before = annotations_of(row)
+        merged = before.model_dump()
         for key in notes - {"tables"}:
             merged[key] = getattr(body, key) if key != "examples" else [
                 e.model_dump() for e in body.examples]
         if "tables" in notes:
-            merged["tables"].update({t: n.model_dump() for t, n in body.tables.items()})
+            merge_table_patches(merged, body.tables)
         annotations = Annotations.model_validate(merged)
+        reimport = corrections_changed(merged["corrections"], before.model_dump()["corrections"])
+        version, plans = None, {}
         if notes:
             if current is None:
                 raise Conflict(f"Dataset {dataset_id} has no ready version to annotate yet.")
             check_annotations(annotations, current.tables)
+            if reimport and row.mode == "live":
+                raise ValidationFailed("A live dataset's columns have the types its source "
+                                       "gives them: re-type or re-lay them out in a view on "
+                                       "the source instead.")
+            check_corrections(body.tables, current.tables, _database_tables(row, current))
+            if reimport and row.building_version is not None:
+                raise Conflict(f"Dataset {dataset_id} is importing version "
+                               f"{row.building_version}; re-type or re-lay it out once that "
+                               "import has ended.")
+            plans = plan_retypes(body.tables, current.tables)
             version, path = row.version, res.settings.data_dir
-        else:
-            version = None
     if version is not None and body.examples and "examples" in given:
         from api.example_check import check_examples
 
         check_examples(res.settings, path, dataset_id, version, body.examples)
+    if plans:
+        check_retypes(res.settings, path, dataset_id, version, plans)
     with res.session() as s:
         row = _owned(s, tenant_id, dataset_id, lock=True)
         if notes:
+            if row.version != version:
+                raise Conflict(f"Dataset {dataset_id} moved to version {row.version} while "
+                               "this change was checked; send it again.")
             row.annotations = annotations.model_dump(exclude_defaults=True)
         if body.default is not None:
             if body.default and row.version is None:
@@ -270,8 +303,34 @@ def patch_dataset(res: Resources, tenant_id: int, dataset_id: str, body: Dataset
         if "refresh" in given:
             set_schedule(row, schedule, utcnow())
         row.updated_at = utcnow()
+        building = _start_import(s, res.settings, row) if reimport else None
         s.flush()
-        return _view(s, row)
+        view = _view(s, row)
+    if building is not None:
+        logger.info("dataset %s: corrections changed; importing version %s", dataset_id,
+                    building)
+        send_import(res.celery, dataset_id, building)
+    return view, building is not None
+
+
+def _database_tables(row: Dataset, current: DatasetVersion) -> set[str]:
+    """The current version's tables that do not come from a CSV or Excel file (no layout
+    to set); a version recorded before tables knew their source counts its dataset's."""
+    return {t["name"] for t in current.tables
+            if t.get("source_kind", "database" if row.source_url else None)
+            not in (*LAYOUT_KINDS, None)}
+
+
+def _start_import(s, settings, row: Dataset) -> int:
+    """Start the import of the dataset's next version (REFRESH) in the caller's
+    transaction, ``row`` locked; the version it builds. Raises as ``refresh_dataset``
+    does."""
+    check_room(s, settings, row.tenant_id, new_datasets=0, new_bytes=1)
+    if not dataset_state.REFRESH.apply(s, dataset_id=row.id, now=utcnow()):
+        raise Conflict(f"Dataset {row.id} is importing version "
+                       f"{row.building_version} already; wait for it to end.")
+    s.refresh(row)
+    return row.building_version
 
 
 # The PATCH keys that are not annotations.
@@ -291,12 +350,8 @@ def refresh_dataset(res: Resources, tenant_id: int, dataset_id: str) -> dict:
     when the tenant's stored bytes leave no room for another version."""
     with res.session() as s:
         row = _owned(s, tenant_id, dataset_id, lock=True)
-        check_room(s, res.settings, tenant_id, new_datasets=0, new_bytes=1)
-        if not dataset_state.REFRESH.apply(s, dataset_id=dataset_id, now=utcnow()):
-            raise Conflict(f"Dataset {dataset_id} is importing version "
-                           f"{row.building_version} already; wait for it to end.")
-        s.refresh(row)
-        version, view = row.building_version, _view(s, row)
+        version = _start_import(s, res.settings, row)
+        view = _view(s, row)
     send_import(res.celery, dataset_id, version)
     return {**_accepted(view), "version": version}
 

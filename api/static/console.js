@@ -244,6 +244,7 @@ const dataPanel = new DataPanel({
   picker: $("dataset-picker"), info: $("dataset-info"), suggestions: $("suggestions"),
   schema: $("schema"), uploadForm: $("upload-form"), name: $("upload-name"),
   files: $("upload-files"), uploadButton: $("upload-submit"), status: $("upload-status"),
+  warnings: $("dataset-warnings"), failed: $("dataset-failed"),
 }, {
   ask: (question) => {
     if (state.job) return;

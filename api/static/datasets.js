@@ -1,7 +1,10 @@
 // The Data panel: which dataset questions go to (the tenant's default marked and
-// chosen first), its schema with profile, suggested questions, and uploads from
-// the browser (upload progress from XHR, then import progress from the dataset's
-// event stream, long-polling the dataset when streaming is unavailable).
+// chosen first; datasets of one name told apart by version, creation and source), its
+// schema with profile and import warnings, a one-click re-type of a text column the
+// import says reads as numbers or dates, suggested questions, failed imports to
+// delete, and uploads from the browser (upload progress from XHR, then import progress
+// from the dataset's event stream, long-polling the dataset when streaming is
+// unavailable).
 
 import { ApiError, api, getKey } from "./api.js";
 import { el, fmtInt } from "./render.js";
@@ -16,6 +19,26 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const datasetPath = (id) => `/v1/datasets/${encodeURIComponent(id)}`;
 const mb = (bytes) => `${(bytes / 2 ** 20).toFixed(1)} MB`;
 const count = (n, noun) => `${fmtInt(n)} ${noun}${n === 1 ? "" : "s"}`;
+const TEXT_TYPE = /^(VARCHAR|TEXT|STRING)/i;
+// What a re-type's target is called in the schema browser's offer.
+const TYPE_WORDS = { DOUBLE: "number", BIGINT: "whole number", DATE: "date", TIMESTAMP: "date and time", BOOLEAN: "yes/no" };
+
+/** What tells a dataset from others of its name: version, when made, where from. */
+function distinction(d) {
+  const parts = [d.version ? `v${d.version}` : d.status];
+  if (d.created_at) parts.push(d.created_at.slice(0, 19).replace("T", " "));
+  const sources = (d.sources || []).map((s) => s.file || s.url).filter(Boolean);
+  if (sources.length) parts.push(sources.length > 2 ? `${sources.slice(0, 2).join(", ")}, …` : sources.join(", "));
+  return parts.join(", ");
+}
+
+/** The offer on a text column the import found readable as another type. */
+function offerText(suggestion) {
+  if (suggestion.label) return suggestion.label;
+  const type = String(suggestion.type || "").toUpperCase();
+  const word = type.startsWith("DECIMAL") ? "number" : TYPE_WORDS[type] || type.toLowerCase();
+  return `looks like a ${word} — treat as ${word}?`;
+}
 
 function withToken(path) {
   const key = getKey();
@@ -128,15 +151,40 @@ export class DataPanel {
     // Without a dataset_id a job asks the tenant's default: the built-in data is
     // reachable only while the tenant has none.
     if (!this.datasets.some((d) => d.default)) options.push(el("option", { value: BUILT_IN }, "Built-in sample data"));
-    for (const d of this.datasets) {
-      const label = d.default ? `${d.name} (default)` : d.name;
-      const note = d.version ? "" : ` (${d.status})`;
-      options.push(el("option", {
-        value: d.dataset_id, disabled: !d.version, "data-default": d.default ? "true" : null,
-      }, label + note));
-    }
+    const tally = (labels) => labels.reduce((m, l) => m.set(l, (m.get(l) || 0) + 1), new Map());
+    const named = tally(this.datasets.map((d) => d.name));
+    let labels = this.datasets.map((d) => (d.default ? `${d.name} (default)` : d.name)
+      + (named.get(d.name) > 1 ? ` — ${distinction(d)}` : d.version ? "" : ` (${d.status})`));
+    // Made in the same second from the same file: the id is all that differs.
+    const same = tally(labels);
+    labels = labels.map((l, i) => (same.get(l) > 1 ? `${l}, #${this.datasets[i].dataset_id.slice(0, 8)}` : l));
+    this.datasets.forEach((d, i) => options.push(el("option", {
+      value: d.dataset_id, disabled: !d.version, "data-default": d.default ? "true" : null,
+    }, labels[i])));
     this.ui.picker.replaceChildren(...options);
     this.ui.picker.value = selected;
+    this.renderFailed();
+  }
+
+  /** Datasets whose first import failed: why, and a button that deletes each. */
+  renderFailed() {
+    const failed = this.datasets.filter((d) => d.status === "failed");
+    this.ui.failed.replaceChildren(...failed.map((d) => el("li", { "data-testid": "failed-dataset", "data-dataset": d.dataset_id },
+      el("div", {}, el("strong", {}, d.name), el("span", { class: "muted" }, ` ${distinction(d)}`)),
+      el("div", { class: "bad" }, (d.error && (d.error.detail || d.error.title)) || "the import failed"),
+      el("button", { type: "button", class: "link-button", "data-testid": "delete-dataset", onclick: (ev) => this.remove(d, ev.target) }, "Delete"))));
+  }
+
+  async remove(dataset, button) {
+    button.disabled = true;
+    try {
+      await api(datasetPath(dataset.dataset_id), { method: "DELETE" });
+    } catch (err) {
+      button.disabled = false;
+      this.report(err);
+      return;
+    }
+    await this.load();
   }
 
   async choose(datasetId, remember = true) {
@@ -157,8 +205,61 @@ export class DataPanel {
     }
     this.ui.info.textContent = `${count(dataset.tables.length, "table")}, version ${dataset.version}`
       + (dataset.default ? ", the default" : "");
+    this.renderWarnings(dataset);
     this.renderSchema(dataset);
     this.renderSuggestions(dataset);
+  }
+
+  renderWarnings(dataset) {
+    this.ui.warnings.replaceChildren(...(dataset.warnings || []).map((w) => el("li", { "data-testid": "dataset-warning" },
+      el("code", {}, w.table), ` ${w.message}`)));
+  }
+
+  /** The offer to re-type a text column as its `suggestion` says, or null. */
+  fixFor(dataset, table, col) {
+    const suggestion = col.suggestion;
+    if (!suggestion || !suggestion.type || !TEXT_TYPE.test(col.type || "")) return null;
+    return el("button", {
+      type: "button", class: "link-button fix", "data-testid": "column-fix",
+      onclick: (ev) => this.retype(dataset, table, col, suggestion, ev.target),
+    }, offerText(suggestion));
+  }
+
+  /**
+   * Re-type one column as suggested: PATCH it (refused: the API's detail, say the row and
+   * value that does not convert), then follow the import of the next version and show it.
+   */
+  async retype(dataset, table, col, suggestion, button) {
+    button.disabled = true;
+    const text = el("div", { class: "muted", "data-testid": "fix-state" }, `Re-typing ${table}.${col.name} as ${suggestion.type}…`);
+    this.ui.status.replaceChildren(text);
+    const asked = { type: suggestion.type, ...(suggestion.format ? { format: suggestion.format } : {}) };
+    try {
+      await api(datasetPath(dataset.dataset_id), { method: "PATCH", body: { tables: { [table]: { columns: { [col.name]: asked } } } } });
+    } catch (err) {
+      text.textContent = `${table}.${col.name} was not re-typed: ${err.detail || err.message}`;
+      text.classList.add("bad");
+      button.disabled = false;
+      return;
+    }
+    text.textContent = `Importing version ${dataset.version + 1} with ${col.name} as ${suggestion.type}…`;
+    let after;
+    try {
+      ({ dataset: after } = await followImport(dataset.dataset_id, () => {}));
+    } catch (err) {
+      text.textContent = `Re-typing failed: ${err.detail || err.message}`;
+      text.classList.add("bad");
+      return;
+    }
+    if (after.version === dataset.version) {
+      text.textContent = `Re-typing failed: ${(after.error && after.error.detail) || "the import failed"}`;
+      text.classList.add("bad");
+      return;
+    }
+    await this.load();
+    if (this.ui.picker.value !== after.dataset_id) await this.choose(after.dataset_id, false);
+    text.textContent = `${table}.${col.name} is ${suggestion.type} from version ${after.version}.`;
+    this.ui.status.replaceChildren(text);
   }
 
   renderSchema(dataset) {
@@ -168,6 +269,7 @@ export class DataPanel {
       el("ul", { class: "schema-columns" }, (t.columns || []).map((c) => el("li", { "data-testid": "schema-column", "data-column": c.name },
         el("div", {}, el("code", {}, c.name), " ", el("span", { class: "chip", "data-testid": "column-type" }, c.type)),
         c.description ? el("div", { class: "schema-description" }, c.description) : null,
+        this.fixFor(dataset, t.name, c),
         el("div", { class: "muted schema-profile", "data-testid": "column-profile" }, columnSummary(c)))))));
     this.ui.schema.replaceChildren(...tables);
   }
@@ -215,6 +317,7 @@ export class DataPanel {
         text.textContent = `Import failed: ${detail}`;
         text.classList.add("bad");
         bar.value = 0;
+        await this.load(); // the failed dataset is listed, to be deleted
         return;
       }
       bar.value = 1;

@@ -1,21 +1,44 @@
 // Suggested questions for a dataset, written from its profile alone (no model call):
 // counts per low-cardinality text column, totals of a measure per month of a date
 // column or per category. The same profile always gives the same questions.
+//
+// A measure is a number people add up: never an identifier, key, code, serial, zip or
+// year, known by its name or by its values (a run of distinct consecutive integers is
+// a serial; integers all within 1900-2100 are years). A category is never mostly null.
 
 const MAX_SUGGESTIONS = 4;
 const MAX_CATEGORIES = 25;
+const MAX_NULL_FRACTION = 0.5;
 const NUMERIC = /^(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|FLOAT|DOUBLE|REAL|DECIMAL)/i;
+const INTEGER = /^(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT)/i;
 const TEXT = /^(VARCHAR|TEXT|STRING|ENUM)/i;
 const TEMPORAL = /^(DATE|TIMESTAMP)/i;
-// Keys and codes are numbers nobody adds up.
-const IDENTIFIER = /(^id$|_id$|^id_|_key$|_code$|^year$|^month$|^day$|^hour$|_no$|_number$)/i;
+// Keys and codes are numbers nobody adds up (names as the import makes them: lower case,
+// words joined by "_"; "customerid" as a database names it too).
+const IDENTIFIER = /(^|_)(id|ids|key|code|serial|serial_no|zip|zipcode|zip_code|postcode|postal_code|plz|year|yr|month|day|hour|no|nr|number|num|phone|ean|isbn|sku)(_|$)|[a-z](id|key|code|serial|zip)$/i;
+// Ordinary words that end like an identifier and may well be amounts.
+const NOT_IDENTIFIER = /(paid|valid|fluid|liquid|solid|acid|rapid|hybrid|bid|grid|mid|void|turnkey|barcode)$/i;
+const YEARS = [1900, 2100];
+
+function identifierByName(col) {
+  return IDENTIFIER.test(col.name) && !NOT_IDENTIFIER.test(col.name);
+}
+
+function identifierByValues(col) {
+  if (!INTEGER.test(col.type || "") || typeof col.min !== "number" || typeof col.max !== "number") return false;
+  if (col.min >= YEARS[0] && col.max <= YEARS[1]) return true;
+  // 1, 2, 3, ... n: every value distinct and none missing from the run.
+  return col.distinct > 2 && col.max - col.min + 1 === col.distinct;
+}
 
 function isCategory(col) {
-  return TEXT.test(col.type || "") && col.distinct >= 2 && col.distinct <= MAX_CATEGORIES;
+  return TEXT.test(col.type || "") && col.distinct >= 2 && col.distinct <= MAX_CATEGORIES
+    && (col.null_fraction || 0) <= MAX_NULL_FRACTION;
 }
 
 function isMeasure(col) {
-  return NUMERIC.test(col.type || "") && !IDENTIFIER.test(col.name) && (col.distinct || 0) > 2;
+  return NUMERIC.test(col.type || "") && !identifierByName(col) && !identifierByValues(col)
+    && (col.distinct || 0) > 2;
 }
 
 /** Up to four questions about `dataset.tables` (as `GET /v1/datasets/{id}` shows them). */

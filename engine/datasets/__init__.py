@@ -3,7 +3,8 @@
 The interface (plain functions; the API, Celery and the CLI call these):
 
 - ``build_version(sources, data_dir, dataset_id, version, on_progress=None, *,
-  max_file_bytes=None, threads=None, memory_limit=None, limits=None, layouts=None)
+  max_file_bytes=None, threads=None, memory_limit=None, limits=None, layouts=None,
+  retypes=None)
   -> BuiltVersion``
   (``builder``): imports ``FileSource(path, name)`` and ``DatabaseSource(url, tables,
   outbound)`` (``sources``; ``outbound`` is ``shared/outbound.py``'s policy) into ``<data_dir>/<dataset_id>/v<version>.duckdb``, all or nothing, and
@@ -11,7 +12,8 @@ The interface (plain functions; the API, Celery and the CLI call these):
   reaches ``on_progress`` as ``ImportProgress`` (``target``). Bad input raises the
   ``ImportFailed`` family of shared/errors.py, naming the file and line/row.
   ``layouts`` (``{table: {"header_row": N, "skip_footer": M}}``) corrects where a
-  file's or sheet's header is and how many rows at its end are not data.
+  file's or sheet's header is and how many rows at its end are not data; ``retypes``
+  are a person's re-types of columns (``retype``), applied last.
 - ``ImportLimits`` (``limits``): what one import may read (uncompressed bytes, rows,
   columns per table, cells per Excel sheet, memory reading a DuckDB upload);
   ``ImportLimits.from_settings(settings)``. Past one: ``SourceTooLarge`` and its kinds.

@@ -27,6 +27,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import duckdb
 
@@ -35,6 +36,7 @@ from engine.datasets.importers.base import duckdb_message
 from engine.datasets.limits import ImportLimits
 from engine.datasets.meaning import read_as_meant
 from engine.datasets.profile import TableProfile, profile_tables
+from engine.datasets.retype import apply_retypes
 from engine.datasets.sources import FileSource, Source
 from engine.datasets.target import ImportTarget, ProgressCallback
 from shared.errors import Conflict, EmptySource, ImportFailed, SourceTooLarge
@@ -50,7 +52,7 @@ _BUILDING = re.compile(r"^\.v\d+\.(?P<host>[^.]+)\.(?P<pid>\d+)\.[0-9a-f]+\.buil
 class BuiltVersion:
     """A complete version: its file, its tables' profiles (sorted by name) and which source
     made which tables (sources as ``FileSource.as_dict``/``DatabaseSource.as_dict``:
-    no credentials)."""
+    no credentials, with the importer's ``kind`` and the ``tables`` it made)."""
 
     dataset_id: str
     version: int
@@ -76,7 +78,9 @@ def build_version(sources: Sequence[Source], data_dir: str | Path, dataset_id: s
                   max_file_bytes: int | None = None, threads: int | None = None,
                   memory_limit: str | None = None,
                   limits: ImportLimits | None = None,
-                  layouts: Mapping[str, Mapping] | None = None) -> BuiltVersion:
+                  layouts: Mapping[str, Mapping] | None = None,
+                  retypes: Mapping[str, Mapping[str, Mapping[str, Any]]] | None = None,
+                  ) -> BuiltVersion:
     """Import ``sources`` into a new version file and profile it; all or nothing.
 
     Every source is checked (supported, not empty, at most ``max_file_bytes``) before
@@ -84,6 +88,9 @@ def build_version(sources: Sequence[Source], data_dir: str | Path, dataset_id: s
     ``target``). ``limits`` (default ``ImportLimits()``) caps what the import reads.
     ``layouts`` maps a table's name to a person's correction of its layout,
     ``{"header_row": N, "skip_footer": M}`` (see ``ImportTarget.layout_for``).
+    ``retypes`` (``{table: {column: {"type", "format"}}}``, a person's corrections) are
+    applied once every source is in (``retype.apply_retypes``); a value that does not
+    convert fails the import naming its row.
     Raises the ``ImportFailed`` family for bad input, ``Conflict`` if
     the version exists already (versions are immutable), ``ValueError`` for a bad id.
     On any failure no file of this attempt remains.
@@ -117,7 +124,10 @@ def build_version(sources: Sequence[Source], data_dir: str | Path, dataset_id: s
                 _load(importer, source, target)
                 if not importer.types_declared:
                     read_as_meant(target, target.tables[first:])
-                made.append({**source.as_dict(), "tables": target.tables[first:]})
+                made.append({**source.as_dict(), "kind": importer.kind,
+                             "tables": target.tables[first:]})
+            if retypes:
+                apply_retypes(target, retypes)
             profiles = tuple(profile.with_notes(target.notes.get(profile.name))
                              for profile in profile_tables(con, target.tables))
             con.execute("CHECKPOINT")

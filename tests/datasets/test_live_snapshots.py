@@ -26,7 +26,7 @@ def test_a_snapshot_maps_types_explicitly_and_keeps_values(server, build):
     assert [t.name for t in built.tables] == ["measures", "regions"]
     assert column_types(built.path, "measures") == EXPECTED_TYPES
     assert query(built.path, "SELECT * FROM measures ORDER BY id") == ROWS
-    assert built.sources == ({"url": DatabaseSource(server.url).display,
+    assert built.sources == ({"url": DatabaseSource(server.url).display, "kind": "database",
                               "tables": ["measures", "regions"]},)
 
 

@@ -4,7 +4,7 @@ Started by ``worker/datasets/import_process.py`` as ``python -m worker.datasets.
 (``engine/child_process.py``). The protocol, pickled tuples over the socket pair:
 
 - the parent sends one request: ``{"settings", "sources", "dataset_id", "version",
-  "address_space_bytes"}``; the child caps its address space and builds;
+  "address_space_bytes", "corrections"}``; the child caps its address space and builds;
 - while building, the child sends ``("progress", ImportProgress)`` (at most every
   ``PROGRESS_EVERY_S`` for a table still being read, and each table's last report);
 - then one of ``("built", BuiltVersion)``, ``("failed", error class name, detail,
@@ -35,8 +35,10 @@ PROGRESS_EVERY_S = 0.5
 
 
 def build(settings: Settings, sources: list, dataset_id: str, version: int,
-          on_progress: Any) -> Any:
-    """The one call of ``build_version`` for an import, its arguments from ``settings``.
+          on_progress: Any, corrections: dict | None = None) -> Any:
+    """The one call of ``build_version`` for an import, its arguments from ``settings``
+    and the dataset's ``corrections`` (``{table: {"columns": {column: {"type", "format"}},
+    ...}}``, as stored).
 
     A version file left by a worker killed after its rename, before it recorded the
     version, was never served: it is removed and built again from the sources.
@@ -50,7 +52,12 @@ def build(settings: Settings, sources: list, dataset_id: str, version: int,
             max_file_bytes=settings.max_upload_mb * 2**20,
             threads=settings.import_threads,
             memory_limit=settings.import_memory_limit,
-            limits=ImportLimits.from_settings(settings))
+            limits=ImportLimits.from_settings(settings),
+            layouts={table: layout for table, c in (corrections or {}).items()
+                     if (layout := {key: c[key] for key in ("header_row", "skip_footer")
+                                    if c.get(key) is not None})},
+            retypes={table: c["columns"] for table, c in (corrections or {}).items()
+                     if c.get("columns")})
 
     try:
         return attempt()
@@ -67,7 +74,7 @@ def main(fd: int) -> int:
     limit_address_space(request["address_space_bytes"])
     try:
         built = build(request["settings"], request["sources"], request["dataset_id"],
-                      request["version"], _progress_to(conn))
+                      request["version"], _progress_to(conn), request.get("corrections"))
     except ImportFailed as exc:
         conn.send(("failed", type(exc).__name__, exc.detail, exc.extra))
         return 0

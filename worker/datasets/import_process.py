@@ -48,8 +48,12 @@ def address_space_bytes(settings: Settings) -> int:
 
 
 def run_import(settings: Settings, sources: list, dataset_id: str, version: int, *,
-               on_progress: Callable[[Any], None], still_wanted: Callable[[], bool]) -> Any:
+               on_progress: Callable[[Any], None], still_wanted: Callable[[], bool],
+               corrections: dict | None = None) -> Any:
     """Build ``version`` in an import process and return its ``BuiltVersion``.
+
+    ``corrections`` are the dataset's (``shared/dataset_corrections.py``, as stored), which
+    the build applies.
 
     ``on_progress`` gets the child's ``ImportProgress`` reports; ``still_wanted`` is
     called every ``heartbeat_s`` (it beats the claim) and a False stops the build.
@@ -65,7 +69,8 @@ def run_import(settings: Settings, sources: list, dataset_id: str, version: int,
     next_beat = started + settings.heartbeat_s
     try:
         conn.send({"settings": settings, "sources": sources, "dataset_id": dataset_id,
-                   "version": version, "address_space_bytes": address_space_bytes(settings)})
+                   "version": version, "address_space_bytes": address_space_bytes(settings),
+                   "corrections": corrections or {}})
         while True:
             now = time.monotonic()
             if now >= deadline:

@@ -29,7 +29,7 @@ from engine.datasets import (
 )
 from shared import dataset_state
 from shared.config import Settings
-from shared.dataset_view import dataset_to_dict
+from shared.dataset_view import corrections_of, dataset_to_dict
 from shared.db import session_factory
 from shared.errors import ImportAbandoned, ImportFailed
 from shared.events import EventSink
@@ -91,7 +91,7 @@ class DatasetImporter:
             else:
                 row = s.get(Dataset, dataset_id)
                 claimed = (row.source_url, row.sources), dataset_state.import_stream(
-                    dataset_id, row.import_seq)
+                    dataset_id, row.import_seq), corrections_of(row)
                 live = (row.mode == "live", bool(row.allow_writable_role))
         if claimed is None:
             if give_up(self.settings, self.sessions, self.events, dataset_id, version):
@@ -99,12 +99,13 @@ class DatasetImporter:
             logger.info("dataset %s v%s: not ours to build (done, deleted or being built "
                         "elsewhere)", dataset_id, version)
             return None
-        stored, stream = claimed
+        stored, stream, corrections = claimed
         logger.info("dataset %s: importing version %s", dataset_id, version)
         try:
             if live[0]:
                 return self._introspect(stored, dataset_id, version, stream, live[1])
-            built = self._build(self.sources_of(*stored), dataset_id, version, stream)
+            built = self._build(self.sources_of(*stored), dataset_id, version, stream,
+                                corrections)
         except ImportFailed as exc:
             return self._failed(dataset_id, version, stream, exc)
         except (NotWanted, NotWantedAnyMore):
@@ -144,12 +145,13 @@ class DatasetImporter:
                 for s in sources]
 
     def _build(self, sources: list[Source], dataset_id: str, version: int,
-               stream: str) -> BuiltVersion:
+               stream: str, corrections: dict) -> BuiltVersion:
         def progress(report: ImportProgress) -> None:
             self.events.publish(stream, "progress", {"version": version, **vars(report)})
 
         return run_import(self.settings, sources, dataset_id, version, on_progress=progress,
-                          still_wanted=lambda: self._beat(dataset_id, version))
+                          still_wanted=lambda: self._beat(dataset_id, version),
+                          corrections=corrections)
 
     def _introspect(self, stored: tuple, dataset_id: str, version: int, stream: str,
                     allow_writable: bool) -> str:
@@ -166,10 +168,13 @@ class DatasetImporter:
 
     def _ready(self, built: BuiltVersion | LiveVersion, stream: str) -> str:
         with self.sessions.begin() as s:
+            kinds = {table: source["kind"] for source in built.sources
+                     for table in source["tables"]}
             s.merge(DatasetVersion(dataset_id=built.dataset_id, version=built.version,
-                                   tables=[t.as_dict() for t in built.tables],
-                                   rows=built.rows, seconds=built.seconds,
-                                   engine=getattr(built, "engine", None)))
+            if live[0]:
+                return self._introspect(stored, dataset_id, version, stream, live[1])
+            built = self._build(self.sources_of(*stored), dataset_id, version, stream,
+                                corrections)
             if not dataset_state.READY.apply(s, dataset_id=built.dataset_id,
                                              of_version=built.version, now=utcnow()):
                 logger.warning("dataset %s v%s built but no longer wanted (deleted?)",

@@ -222,9 +222,11 @@ def _semicolon_separated(source: FileSource, target: ImportTarget, options: dict
     """Whether DuckDB splits the file's fields on ";" (asked only when its first line has one)."""
     if "delim" in options:
         return False
+    skip = options.get("skip", 0)
     with open(source.path, "rb") as handle:
-        if b";" not in handle.read(_HEADER_PROBE_BYTES).split(b"\n", 1)[0]:
-            return False
+        lines = handle.read(_HEADER_PROBE_BYTES).split(b"\n", skip + 1)
+    if b";" not in lines[min(skip, len(lines) - 1)]:
+        return False
     args = ", ".join([sql_literal(str(source.path)), *_render(options)])
     try:
         (delimiter,) = target.con.execute(f"SELECT Delimiter FROM sniff_csv({args})").fetchone()
