@@ -172,10 +172,10 @@ def _profile_table(con: duckdb.DuckDBPyConnection, table: str,
         non_null, approx, low, high = stats[name]
         values = counted.get(name)
         distinct = len(values) if values is not None else approx
-        top = tuple(TopValue(_plain(v), n) for v, n in (values or [])[:TOP_VALUES])
+        top = tuple(TopValue(json_ready(v), n) for v, n in (values or [])[:TOP_VALUES])
         profiles.append(ColumnProfile(
             name, data_type, round(1 - non_null / rows, 4) if rows else 0.0,
-            min(distinct, non_null), _plain(low), _plain(high), top))
+            min(distinct, non_null), json_ready(low), json_ready(high), top))
     return TableProfile(table, rows, tuple(profiles))
 
 
@@ -218,7 +218,7 @@ def _sort_key(value: Any) -> tuple:
     return (str(type(value)), value)
 
 
-def _plain(value: Any) -> Any:
+def json_ready(value: Any) -> Any:
     """``value`` as JSON can hold it (see the module docstring)."""
     if value is None or isinstance(value, (bool, int, str)):
         return value

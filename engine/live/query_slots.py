@@ -1,0 +1,88 @@
+"""How many queries one live dataset runs at once: ``max_concurrent_queries``.
+
+``FleetSlots`` counts across every worker through Redis: a sorted set per dataset whose
+members are leases scored by when they expire (Redis's own clock, so workers' clocks
+never disagree). Taking a slot drops expired leases and adds one if fewer than the limit
+remain, in one Lua script; giving it back removes the lease. A lease lasts the query's
+time budget plus ``LEASE_GRACE_S`` (a query never runs longer: the engine's timeout and
+the watchdog end it), so a worker that dies holding a slot frees it by itself.
+
+``LocalSlots`` is the same promise within one process, for an engine opened without
+Redis (the CLI, benchmarks). A query that finds every slot taken waits, polling, within
+its own time budget; then ``SlotsBusy``.
+"""
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+
+LEASE_GRACE_S = 5.0
+_POLL_S = (0.01, 0.2)  # first and longest pause between attempts
+_KEY = "sunrise:live:slots:{}"
+
+# KEYS[1] the set; ARGV: limit, lease member, lease length (ms). 1 if taken, else 0.
+_TAKE = """
+local now = redis.call('TIME')
+local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now_ms)
+if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[1]) then
+  redis.call('ZADD', KEYS[1], now_ms + tonumber(ARGV[3]), ARGV[2])
+  redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[3]) * 2)
+  return 1
+end
+return 0
+"""
+
+
+class SlotsBusy(Exception):
+    """Every slot stayed taken for the query's whole time budget."""
+
+
+class FleetSlots:
+    """``limit`` slots for ``dataset`` shared by every process using ``redis``."""
+
+    def __init__(self, redis, dataset: str, limit: int) -> None:
+        self.limit = max(1, int(limit))
+        self.key = _KEY.format(dataset)
+        self._redis = redis
+        self._take = redis.register_script(_TAKE)
+
+    @contextlib.contextmanager
+    def hold(self, deadline: float) -> Iterator[None]:
+        """Hold one slot for the block; waits until ``deadline`` (``time.monotonic``),
+        then raises ``SlotsBusy``. The lease ends by itself ``LEASE_GRACE_S`` after the
+        deadline if it is never given back."""
+        member = uuid.uuid4().hex
+        pause = _POLL_S[0]
+        while True:
+            lease_ms = int((max(0.0, deadline - time.monotonic()) + LEASE_GRACE_S) * 1000)
+            if self._take(keys=[self.key], args=[self.limit, member, lease_ms]):
+                break
+            if time.monotonic() + pause > deadline:
+                raise SlotsBusy(self.limit)
+            time.sleep(pause)
+            pause = min(pause * 2, _POLL_S[1])
+        try:
+            yield
+        finally:
+            self._redis.zrem(self.key, member)
+
+
+class LocalSlots:
+    """``limit`` slots within this process."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = max(1, int(limit))
+        self._semaphore = threading.BoundedSemaphore(self.limit)
+
+    @contextlib.contextmanager
+    def hold(self, deadline: float) -> Iterator[None]:
+        if not self._semaphore.acquire(timeout=max(0.0, deadline - time.monotonic())):
+            raise SlotsBusy(self.limit)
+        try:
+            yield
+        finally:
+            self._semaphore.release()

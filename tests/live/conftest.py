@@ -1,0 +1,190 @@
+"""Live sources on the real PostgreSQL and MariaDB servers of this machine: a scratch
+database each (unique per session, dropped after), a read-only role and a role that can
+write, and engines opened on them through the outbound policy. Nothing is mocked."""
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from urllib.parse import quote
+
+import psycopg
+import pymysql
+import pytest
+import redis as redis_lib
+
+from bench import scratch_mariadb as mariadb
+from engine.live import LiveEngine, LiveLimits, open_engine
+from shared.config import Settings
+from shared.outbound import OutboundPolicy
+from tests.utils import postgres
+
+PASSWORD = "l1ve:p@ss/w%rd"
+SCRATCH = f"sunrise_live_{os.getpid()}"
+READER = f"live_ro_{os.getpid()}"
+WRITER = f"live_rw_{os.getpid()}"
+# The app's own database as the policy knows it (never created: the policy refuses it
+# by address, port and name before any connection).
+APP_DB = f"sunrise_app_{os.getpid()}"
+ORDERS = 3000  # rows of the orders table: more than the row cap of the tests' limits
+
+
+@dataclass
+class Source:
+    kind: str  # "postgresql" or "mariadb"
+    database: str
+    reader_url: str
+    writer_url: str
+
+    def admin_sql(self, *statements: str) -> list[tuple]:
+        """Run statements as the admin in the scratch database; the last one's rows."""
+        if self.kind == "postgresql":
+            conninfo = postgres.POSTGRES.replace("dbname=postgres", f"dbname={self.database}")
+            with psycopg.connect(conninfo, autocommit=True) as conn:
+                rows: list[tuple] = []
+                for sql in statements:
+                    cur = conn.execute(sql)
+                    rows = cur.fetchall() if cur.description else []
+                return rows
+        conn = pymysql.connect(**mariadb.MARIADB, database=self.database, autocommit=True)
+        try:
+            with conn.cursor() as cur:
+                for sql in statements:
+                    cur.execute(sql)
+                return list(cur.fetchall())
+        finally:
+            conn.close()
+
+    def running(self, database_only: bool = True) -> list[str]:
+        """The scratch database's statements running now, seen by the admin."""
+        if self.kind == "postgresql":
+            return [r[0] for r in self.admin_sql(
+                "SELECT query FROM pg_stat_activity WHERE state = 'active' "
+                f"AND datname = '{self.database}' AND pid <> pg_backend_pid()")]
+        return [r[0] for r in self.admin_sql(
+            "SELECT INFO FROM information_schema.PROCESSLIST WHERE COMMAND = 'Query' "
+            f"AND DB = '{self.database}' AND ID <> CONNECTION_ID()")]
+
+
+def _url(kind: str, user: str, database: str) -> str:
+    port = 5432 if kind == "postgresql" else 3306
+    return f"{kind}://{user}:{quote(PASSWORD, safe='')}@127.0.0.1:{port}/{database}"
+
+
+_TABLES = (
+    "CREATE TABLE orders (id INTEGER PRIMARY KEY, region VARCHAR(20), amount DECIMAL(10,2), "
+    "qty INTEGER, note TEXT, placed DATE)",
+    "INSERT INTO orders SELECT n, CASE WHEN n % 3 = 0 THEN 'north' WHEN n % 3 = 1 "
+    "THEN 'south' ELSE 'west' END, n * 1.5, n % 7, CASE WHEN n % 10 = 0 THEN NULL "
+    "ELSE 'note' END, DATE '2024-01-01' FROM {series}",
+    "CREATE TABLE regions (code VARCHAR(10), name TEXT)",
+    "INSERT INTO regions VALUES ('north', 'The North'), ('south', 'The South'), "
+    "('west', 'The West')",
+)
+
+
+@pytest.fixture(scope="session")
+def pg_source() -> Iterator[Source]:
+    name = f"{SCRATCH}_pg"
+    postgres.create_database(name)
+    for role in (READER, WRITER):
+        postgres.run_sql(f'DROP ROLE IF EXISTS "{role}"',
+                         f"CREATE ROLE \"{role}\" LOGIN PASSWORD '{PASSWORD}'")
+    source = Source("postgresql", name, _url("postgresql", READER, name),
+                    _url("postgresql", WRITER, name))
+    series = "generate_series(1, 3000) AS g(n)"
+    source.admin_sql(*(s.replace("{series}", series) for s in _TABLES),
+                     "CREATE SEQUENCE counter", "CREATE TABLE audit (at TIMESTAMP)",
+                     "CREATE FUNCTION stamp() RETURNS int LANGUAGE sql AS "
+                     "'INSERT INTO audit VALUES (now()); SELECT 1'",
+                     f'GRANT CONNECT ON DATABASE "{name}" TO "{READER}", "{WRITER}"',
+                     f'GRANT USAGE ON SCHEMA public TO "{READER}", "{WRITER}"',
+                     f'GRANT SELECT ON ALL TABLES IN SCHEMA public TO "{READER}", "{WRITER}"',
+                     f'GRANT SELECT, USAGE ON SEQUENCE counter TO "{READER}"',
+                     f'GRANT INSERT ON regions TO "{WRITER}"')
+    yield source
+    postgres.drop_database(name)
+    for role in (READER, WRITER):
+        postgres.run_sql(f'DROP ROLE IF EXISTS "{role}"')
+
+
+@pytest.fixture(scope="session")
+def maria_source() -> Iterator[Source]:
+    name = f"{SCRATCH}_maria"
+    mariadb.create_database(name, migrate=False)
+    statements = []
+    for user in (READER, WRITER):
+        statements += [f"DROP USER IF EXISTS '{user}'@'%'",
+                       f"CREATE USER '{user}'@'%' IDENTIFIED BY '{PASSWORD}'",
+                       f"GRANT SELECT, SHOW VIEW ON `{name}`.* TO '{user}'@'%'"]
+    mariadb.run_sql(*statements, f"GRANT INSERT ON `{name}`.* TO '{WRITER}'@'%'")
+    source = Source("mariadb", name, _url("mariadb", READER, name),
+                    _url("mariadb", WRITER, name))
+    series = "(SELECT seq AS n FROM seq_1_to_3000) AS g"
+    source.admin_sql(*(s.replace("{series}", series) for s in _TABLES),
+                     "CREATE TABLE audit (at DATETIME)")
+    yield source
+    mariadb.run_sql(*(f"DROP USER IF EXISTS '{u}'@'%'" for u in (READER, WRITER)))
+    mariadb.drop_database(name)
+
+
+@pytest.fixture(params=["pg_source", "maria_source"])
+def source(request) -> Source:
+    return request.getfixturevalue(request.param)
+
+
+@pytest.fixture(scope="session")
+def live_redis_url() -> Iterator[str]:
+    """A Redis database number leased to this session (as tests/conftest.py's)."""
+    holder = redis_lib.Redis.from_url("redis://127.0.0.1:6379/0")
+    for number in range(1, 16):
+        lease = f"sunrise:test-db-lease:{number}"
+        if holder.set(lease, os.getpid(), nx=True, ex=4 * 3600):
+            break
+    else:
+        pytest.exit("all Redis test databases 1-15 are leased by other test runs", returncode=3)
+    url = f"redis://127.0.0.1:6379/{number}"
+    redis_lib.Redis.from_url(url).flushdb()
+    yield url
+    redis_lib.Redis.from_url(url).flushdb()
+    holder.delete(lease)
+
+
+@pytest.fixture(scope="session")
+def live_settings(live_redis_url) -> Settings:
+    return Settings(env="test", database_url=f"mysql+pymysql://root@127.0.0.1:3306/{APP_DB}",
+                    redis_url=live_redis_url, outbound_allow=["127.0.0.1"])
+
+
+@pytest.fixture(scope="session")
+def outbound(live_settings) -> OutboundPolicy:
+    """127.0.0.1 listed; the app's database and Redis refused; short driver timeouts."""
+    import dataclasses
+
+    return dataclasses.replace(OutboundPolicy.from_settings(live_settings),
+                               connect_timeout_s=3, read_timeout_s=20)
+
+
+LIMITS = LiveLimits(timeout_s=5.0, chart_row_limit=100, result_max_bytes=200_000,
+                    max_concurrent_queries=4, idle_close_s=30.0)
+
+
+@pytest.fixture
+def open_live(outbound) -> Iterator:
+    """open_live(url, **kwargs) -> LiveEngine, closed after the test."""
+    engines: list[LiveEngine] = []
+
+    def _open(url: str, **kwargs) -> LiveEngine:
+        kwargs.setdefault("limits", LIMITS)
+        engine = open_engine(url, outbound=outbound, **kwargs)
+        engines.append(engine)
+        return engine
+
+    yield _open
+    for engine in engines:
+        engine.close()
+
+
+@pytest.fixture
+def engine(source, open_live) -> LiveEngine:
+    return open_live(source.reader_url)
