@@ -58,6 +58,11 @@ class ConnectionPool:
         if not keep:
             _close(conn)
 
+    def session_ids(self, session_id: Callable[[Any], int]) -> set[int]:
+        """The server's ids of the idle connections (for tests and operators)."""
+        with self._lock:
+            return {session_id(conn) for conn, _since in self._idle}
+
     def idle_count(self) -> int:
         with self._lock:
             return len(self._idle)

@@ -37,6 +37,7 @@ import pymysql
 from engine.datasets.profile import TableProfile
 from engine.live.connection_pool import ConnectionPool
 from engine.live.query_slots import SlotsBusy
+from engine.live.query_watchdog import QueryWatchdog
 from engine.live.result_rows import bounded_row, engine_summary_sql, local_summary
 from engine.live.statement_check import StatementRefused, check_statement
 from engine.sql.query_result import MAX_COLUMNS, SHOWN_ROWS, QueryResult
@@ -112,6 +113,8 @@ class LiveEngine:
         self._pool = ConnectionPool(self._connect, max_idle=limits.max_concurrent_queries + 1,
                                     idle_close_s=limits.idle_close_s,
                                     label=display.rpartition("@")[2])
+        self._watchdog = QueryWatchdog(lambda running: self._stop(running, "timeout"),
+                                       display.rpartition("@")[2])
         self._running: dict[str, _Running] = {}
         self._cancelled: dict[str, float] = {}
         self._lock = threading.Lock()
@@ -182,6 +185,7 @@ class LiveEngine:
 
     def close(self) -> None:
         """Close the pooled connections; later ``run`` calls return failed results."""
+        self._watchdog.close()
         self._pool.close()
 
     # -- inside ---------------------------------------------------------------------
@@ -212,13 +216,10 @@ class LiveEngine:
             if self._cancelled.pop(tag, None) is not None:
                 return QueryResult.failed(sql, "the query was cancelled", _ms_since(started))
             self._running[tag] = running
-        reusable, timer = False, None
+        reusable = False
+        self._watchdog.arm(running, deadline + WATCHDOG_GRACE_S)
         try:
             conn = self._begin(max(0.001, deadline - time.monotonic()), running)
-            timer = threading.Timer(max(0.0, deadline - time.monotonic()) + WATCHDOG_GRACE_S,
-                                    self._stop, (running, "timeout"))
-            timer.daemon = True
-            timer.start()
             result = self._fetch(conn, sql, running, started, deadline)
             self._backend.end(running.connection)
             reusable = True
@@ -229,8 +230,7 @@ class LiveEngine:
             logger.info("%s failed: %s", label or tag, message.splitlines()[0])
             result = QueryResult.failed(sql, message, _ms_since(started))
         finally:
-            if timer is not None:
-                timer.cancel()
+            self._watchdog.disarm(running)
             with running.lock:  # waits for a cancel in flight to land first
                 running.done = True
                 conn, running.connection = running.connection, None

@@ -121,6 +121,8 @@ class Rows:
         while before_each() or (batch := self._cursor.fetchmany(per_fetch)):
             self._settle_string_types(batch)
             yield batch
+            if len(batch) < per_fetch:  # a short batch is the last: no round trip to say so
+                return
 
     def discard(self) -> None:
         """Forget the result after a failure; whatever closing it raises is moot."""

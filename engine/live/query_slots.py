@@ -61,9 +61,10 @@ class FleetSlots:
             lease_ms = int((max(0.0, deadline - time.monotonic()) + LEASE_GRACE_S) * 1000)
             if self._take(keys=[self.key], args=[self.limit, member, lease_ms]):
                 break
-            if time.monotonic() + pause > deadline:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
                 raise SlotsBusy(self.limit)
-            time.sleep(pause)
+            time.sleep(min(pause, remaining))
             pause = min(pause * 2, _POLL_S[1])
         try:
             yield

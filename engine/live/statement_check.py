@@ -19,6 +19,7 @@ transaction with a server-side timeout (``engine/live/session.py``). Pure: no da
 """
 from __future__ import annotations
 
+import functools
 import itertools
 from dataclasses import dataclass
 
@@ -28,6 +29,8 @@ from sqlglot.errors import ParseError, TokenError
 
 # Longer than any analytical query; as the DuckDB sandbox allows.
 MAX_SQL_CHARS = 50_000
+# Verdicts on texts up to this long are remembered (2048 of them at most).
+CACHED_CHARS = 10_000
 ALLOWED_HINT = "send exactly one read-only query: SELECT, WITH ... SELECT or VALUES"
 # Nodes that write, lock, copy, change the session or are not understood.
 _REFUSED_NODES: dict[type, str] = {
@@ -67,17 +70,38 @@ def check_statement(sql: object, dialect: str, refused: RefusedFunctions,
                     engine_name: str) -> str:
     """The one read-only query in ``sql``, cleaned (trailing ``;`` and comments gone, so
     it can be wrapped as a subquery), or raise ``StatementRefused`` naming why.
-    ``dialect`` is sqlglot's; ``engine_name`` is how messages name the engine."""
+    ``dialect`` is sqlglot's; ``engine_name`` is how messages name the engine. A verdict
+    on a text up to ``CACHED_CHARS`` long is remembered (parsing costs a few ms of pure
+    Python; the same question is asked again)."""
+    if isinstance(sql, str) and len(sql) <= CACHED_CHARS:
+        cleaned, refusal = _cached_verdict(sql, dialect, refused, engine_name)
+        if refusal is not None:
+            raise StatementRefused(refusal)
+        return cleaned
+    return _check(sql, dialect, refused, engine_name)
+
+
+@functools.lru_cache(maxsize=2048)
+def _cached_verdict(sql: str, dialect: str, refused: RefusedFunctions,
+                    engine_name: str) -> tuple[str, str | None]:
+    try:
+        return _check(sql, dialect, refused, engine_name), None
+    except StatementRefused as exc:
+        return "", exc.message
+
+
+def _check(sql: object, dialect: str, refused: RefusedFunctions, engine_name: str) -> str:
     if not isinstance(sql, str) or not sql.strip():
         raise StatementRefused(f"no SQL given; {ALLOWED_HINT}")
     if len(sql) > MAX_SQL_CHARS:
         raise StatementRefused(f"the statement is longer than {MAX_SQL_CHARS:,} characters; "
                                "write a shorter query")
     try:
-        tokens = sqlglot.Dialect.get_or_raise(dialect).tokenize(sql)
+        reader = sqlglot.Dialect.get_or_raise(dialect)
+        tokens = reader.tokenize(sql)
         _check_tokens(tokens)
         # An empty statement (``;;``, a trailing comment) is no statement.
-        statements = [s for s in sqlglot.parse(sql, read=dialect)
+        statements = [s for s in reader.parser().parse(tokens, sql)
                       if s is not None and not isinstance(s, exp.Semicolon)]
     except (ParseError, TokenError) as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__

@@ -74,26 +74,28 @@ def test_rows_are_capped_and_cells_cut(source, open_live):
 
 
 def test_idle_connections_are_closed(source, open_live):
-    engine = open_live(source.reader_url, limits=LiveLimits(idle_close_s=0.3))
-    assert not engine.run("SELECT count(*) FROM regions", tag="t").is_error
-    assert engine._pool.idle_count() >= 1
-    user = source.reader_url.split("//")[1].split(":")[0]
-    seen = _sessions_of(source, user)
-    assert seen >= 1
     import time
 
+    engine = open_live(source.reader_url, limits=LiveLimits(idle_close_s=0.3))
+    assert not engine.run("SELECT count(*) FROM regions", tag="t").is_error
+    ids = engine._pool.session_ids(engine._backend.session_id)
+    assert ids and _alive(source, ids) == ids
     deadline = time.monotonic() + 5
-    while time.monotonic() < deadline and (_sessions_of(source, user) or engine._pool.idle_count()):
+    while time.monotonic() < deadline and (_alive(source, ids) or engine._pool.idle_count()):
         time.sleep(0.1)
     assert engine._pool.idle_count() == 0
-    assert _sessions_of(source, user) == 0
+    assert _alive(source, ids) == set()
 
 
-def _sessions_of(source, user: str) -> int:
+def _alive(source, ids: set[int]) -> set[int]:
+    """Which of the server sessions ``ids`` still exist."""
+    listed = ", ".join(str(i) for i in ids)
     if source.kind == "postgresql":
-        return len(source.admin_sql(f"SELECT pid FROM pg_stat_activity WHERE usename = '{user}'"))
-    return len(source.admin_sql(
-        f"SELECT ID FROM information_schema.PROCESSLIST WHERE USER = '{user}'"))
+        rows = source.admin_sql(f"SELECT pid FROM pg_stat_activity WHERE pid IN ({listed})")
+    else:
+        rows = source.admin_sql(
+            f"SELECT ID FROM information_schema.PROCESSLIST WHERE ID IN ({listed})")
+    return {int(r[0]) for r in rows}
 
 
 def test_rows_inserted_after_opening_are_answered_without_a_refresh(source, engine):
