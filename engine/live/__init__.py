@@ -14,6 +14,8 @@ contracts keep them to it)::
     engine.cancel("job-1:q3")  # from any thread: cancelled on the engine
     engine.close()
 
+- An ``sc://host:port`` URL (Spark SQL over Spark Connect) gives a ``SparkEngine``
+  (``spark.py``: the same face, Connect tags for cancel; needs the ``spark`` extra).
 - ``open_engine`` builds the engine of a SQLAlchemy-style URL (``postgresql://``,
   ``mysql://``, ``mariadb://``; only host, port, user, password, database and the TLS
   settings of ``live_connection.TLS_PARAMETERS``) and opens one connection to learn the
