@@ -29,7 +29,7 @@ $(STAMP): pyproject.toml $(LOCK) $(DEV_LOCK)
 lock:
 	test -x $(BIN)/uv || $(MAKE) install
 	$(UV_COMPILE) --extra dev $(UPGRADE) -o $(DEV_LOCK)
-	$(UV_COMPILE) --constraint $(DEV_LOCK) -o $(LOCK)
+	$(UV_COMPILE) --extra spark --constraint $(DEV_LOCK) -o $(LOCK)
 	$(MAKE) install
 
 install: $(STAMP)

@@ -2,12 +2,14 @@
 # Install the Debian tools the test suite drives, when they are missing:
 # chromium (+ fonts, for readable screenshots) for the console's browser tests, driven
 # by Playwright's Python client (Playwright's own browser download is never used), and
-# docker-compose to validate docker-compose.yml.
+# docker-compose to validate docker-compose.yml, and a Java 17 runtime for the live Spark
+# tests' Spark Connect server (the full pyspark of the dev extra runs on it).
 set -eu
 missing=()
 command -v docker-compose >/dev/null 2>&1 || docker compose version >/dev/null 2>&1 \
   || missing+=(docker-compose)
 [ -x /usr/bin/chromium ] || missing+=(chromium fonts-liberation)
+command -v java >/dev/null 2>&1 || missing+=(openjdk-17-jre-headless)
 if [ ${#missing[@]} -gt 0 ]; then
   SUDO=""
   [ "$(id -u)" -eq 0 ] || SUDO="sudo"

@@ -5,7 +5,7 @@ contracts keep them to it)::
 
     engine = open_engine(url, outbound=policy, limits=LiveLimits.from_settings(settings),
                          redis=redis_client, dataset="ds_123")
-    engine.name              # "postgresql" | "mariadb" | "mysql" (the server's own kind)
+    engine.name              # "postgresql" | "mariadb" | "mysql" | "spark" (the server's kind)
     engine.dialect           # sqlglot's: "postgres" | "mysql"
     engine.server_version()  # "PostgreSQL 15.20", "MariaDB 10.11.19"
     engine.writable_privilege(tables)   # e.g. "INSERT on public.orders", or None
@@ -14,6 +14,8 @@ contracts keep them to it)::
     engine.cancel("job-1:q3")  # from any thread: cancelled on the engine
     engine.close()
 
+- An ``sc://host:port`` URL (Spark SQL over Spark Connect) gives a ``SparkEngine``
+  (``spark.py``: the same face, Connect tags for cancel; needs the ``spark`` extra).
 - ``open_engine`` builds the engine of a SQLAlchemy-style URL (``postgresql://``,
   ``mysql://``, ``mariadb://``; only host, port, user, password, database and the TLS
   settings of ``live_connection.TLS_PARAMETERS``) and opens one connection to learn the
@@ -50,7 +52,7 @@ from sqlalchemy.exc import ArgumentError
 
 from engine.datasets.importers import live_connection
 from engine.datasets.sources import mask_url
-from engine.live import mysql, postgres
+from engine.live import mysql, postgres, spark
 from engine.live.live_engine import WATCHDOG_GRACE_S, LiveEngine, LiveLimits
 from engine.live.query_slots import FleetSlots, LocalSlots
 from shared.errors import UnsupportedSource
@@ -69,6 +71,8 @@ def open_engine(url: str, *, outbound: OutboundPolicy, limits: LiveLimits | None
     one. Opens one connection; raises ``SourceRefused``, ``SourceUnreachable`` or
     ``UnsupportedSource``."""
     limits = limits or LiveLimits()
+    if url.startswith("sc://"):
+        return spark.open_spark(url, outbound=outbound, limits=limits, redis=redis, dataset=dataset)
     try:
         parsed = make_url(url)
     except (ArgumentError, ValueError):

@@ -105,10 +105,28 @@ def test_dev_lock_fits_pyproject_dependencies_and_dev_extra():
     assert unsatisfied(runtime + dev, read_lock(DEV_LOCK)) == [], RELOCK
 
 
+# The image's thin Spark Connect client and the dev venv's full pyspark (a real server for
+# the tests) install the same `pyspark` package, so no environment holds both; they stay
+# on one minor (pyproject.toml's `spark` and `dev` extras).
+SPARK_CLIENT, SPARK_FULL = "pyspark-client", "pyspark"
+
+
 def test_image_and_dev_venv_run_the_same_versions():
     runtime, dev = read_lock(LOCK), read_lock(DEV_LOCK)
-    differ = {n: (v, dev.get(n)) for n, v in runtime.items() if dev.get(n) != v}
+    differ = {n: (v, dev.get(n)) for n, v in runtime.items()
+              if dev.get(n) != v and n != SPARK_CLIENT}
     assert differ == {}, f"requirements.txt and requirements-dev.txt disagree; {RELOCK}"
+    assert SPARK_CLIENT not in dev and SPARK_FULL not in runtime
+    minor = [v.split(".")[:2] for v in (runtime[SPARK_CLIENT], dev[SPARK_FULL])]
+    assert minor[0] == minor[1], f"pyspark-client and pyspark on different minors; {RELOCK}"
+
+
+def test_the_image_lock_holds_the_spark_extra():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    lock = read_lock(LOCK)
+    for req in map(Requirement, project["optional-dependencies"]["spark"]):
+        name = canonicalize_name(req.name)
+        assert name in lock and req.specifier.contains(lock[name]), RELOCK
 
 
 def test_installed_packages_are_exactly_the_dev_lock():
