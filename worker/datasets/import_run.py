@@ -168,13 +168,13 @@ class DatasetImporter:
 
     def _ready(self, built: BuiltVersion | LiveVersion, stream: str) -> str:
         with self.sessions.begin() as s:
-            kinds = {table: source["kind"] for source in built.sources
-                     for table in source["tables"]}
+            kinds = {table: source["kind"] for source in getattr(built, "sources", ())
+                     for table in source.get("tables") or () if "kind" in source}
             s.merge(DatasetVersion(dataset_id=built.dataset_id, version=built.version,
-            if live[0]:
-                return self._introspect(stored, dataset_id, version, stream, live[1])
-            built = self._build(self.sources_of(*stored), dataset_id, version, stream,
-                                corrections)
+                                   tables=[{**t.as_dict(), "source_kind": kinds.get(t.name)}
+                                           for t in built.tables],
+                                   rows=built.rows, seconds=built.seconds,
+                                   engine=getattr(built, "engine", None)))
             if not dataset_state.READY.apply(s, dataset_id=built.dataset_id,
                                              of_version=built.version, now=utcnow()):
                 logger.warning("dataset %s v%s built but no longer wanted (deleted?)",
