@@ -21,6 +21,7 @@ sees at most the sample, every whole-column step is one DuckDB statement.
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -48,6 +49,7 @@ _DIGITS = 18
 # How many of a shape's sampled dates find the formats (with a time of day) that read them.
 DATE_SAMPLE = 200
 _S = "s"  # the trimmed value in the checking scans
+_DIGIT = re.compile("[0-9]")
 
 
 @dataclass
@@ -119,6 +121,9 @@ def _looks_like(table: str, name: str, values: list[str]) -> _Column | None:
     if not values:
         return None
     needed = LOOKS_LIKE * len(values)
+    # Every number and date has a digit: names and words are passed over unmatched.
+    if sum(_has_digit(v) for v in values) < needed:
+        return None
     if sum(any(c.matches(v) for c in numbers.CONVENTIONS) for v in values) >= needed:
         fitting = tuple(c for c in numbers.CONVENTIONS if all(c.matches(v) for v in values))
         if not fitting:  # checked all the same, to count and show what does not read
@@ -139,6 +144,10 @@ def _looks_like(table: str, name: str, values: list[str]) -> _Column | None:
             shapes[shape.name] = [(rule, formats) for rule, formats in reading
                                   if formats is not None]
     return _Column(table, name, "date", shapes=shapes)
+
+
+def _has_digit(value: str) -> bool:
+    return _DIGIT.search(value) is not None
 
 
 def _scan(target: ImportTarget, column: _Column, parts: dict[str, str]) -> dict:
