@@ -18,8 +18,10 @@ estimate (within a few per cent) and ``top_values`` is empty.
 
 What the import learnt about the data on the way (``ImportNotes``, collected by the
 import target) rides along: per column the ``original`` form of converted values ("text
-like `$1,017.87`"), the ``format`` they were read with ("decimal_comma", "%d/%m/%Y")
-and a ``note`` (the import's own description of the column); per table a ``note`` (rows
+like `$1,017.87`"), the ``format`` they were read with ("decimal_comma", "%d/%m/%Y"),
+a ``note`` (the import's own description of the column) and, for a text column that
+looks like numbers or dates but was not converted, a ``suggestion``
+(``{"type", "format", "label"}``: the re-type a person can apply in one click); per table a ``note`` (rows
 left out, such as totals) and the ``warnings`` a person should read (what stayed text,
 and why). They are left out of ``as_dict`` when empty, so a version stored before they
 existed reads back the same.
@@ -63,6 +65,7 @@ class ColumnProfile:
     original: str | None = None
     format: str | None = None
     note: str | None = None
+    suggestion: dict | None = None
 
     @property
     def text(self) -> bool:
@@ -120,15 +123,15 @@ class TableProfile:
                        warnings=self.warnings + tuple(notes.warnings))
 
 
-_COLUMN_NOTES = ("original", "format", "note")
+_COLUMN_NOTES = ("original", "format", "note", "suggestion")
 
 
 @dataclass
 class ImportNotes:
-    """What an import noted about one table: per column ``{"original", "format", "note"}``
-    (any of them), the table's ``note`` and its ``warnings``, in the order raised."""
+    """What an import noted about one table: per column ``{"original", "format", "note",
+    "suggestion"}`` (any of them), the table's ``note`` and its ``warnings``, in the order raised."""
 
-    columns: dict[str, dict[str, str]] = field(default_factory=dict)
+    columns: dict[str, dict[str, Any]] = field(default_factory=dict)
     note: str | None = None
     warnings: list[str] = field(default_factory=list)
 
