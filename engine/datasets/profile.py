@@ -200,11 +200,13 @@ def _count_values(con: duckdb.DuckDBPyConnection, table: str,
         f"SELECT GROUPING_ID({', '.join(idents)}), {', '.join(idents)}, count(*) "
         f"FROM {quote_ident(table)} GROUP BY GROUPING SETS ({sets})").fetchall()
     width = len(columns)
+    full = (1 << width) - 1
     counted: dict[str, list[tuple[Any, int]]] = {c: [] for c in columns}
     for row in rows:
         grouping, values, count = row[0], row[1:1 + width], row[-1]
-        # GROUPING_ID sets a bit for every column NOT grouped; the first column is the high bit.
-        index = next(i for i in range(width) if not grouping >> (width - 1 - i) & 1)
+        # GROUPING_ID sets a bit for every column NOT grouped; the first column is the high
+        # bit, so the one bit left clear is the grouped column's.
+        index = width - (full ^ grouping).bit_length()
         if values[index] is not None:
             counted[columns[index]].append((values[index], int(count)))
     for values in counted.values():

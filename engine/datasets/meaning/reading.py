@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 from engine.datasets.meaning import dates, numbers
 from engine.datasets.meaning.evidence import Evidence
-from engine.datasets.meaning.missing import BLANKS, is_missing, missing_sql, trimmed_sql
+from engine.datasets.meaning.missing import missing_sql, present, trimmed_sql
 from engine.datasets.meaning.suggestion import date_suggestion, number_suggestion
 from engine.datasets.naming import quote_ident, sql_literal
 
@@ -99,7 +99,7 @@ def _candidates(target: ImportTarget, table: str) -> list[_Column]:
     rows = target.con.execute(f"SELECT {cut} FROM {quote_ident(table)} LIMIT {SAMPLE_ROWS}").fetchall()
     found = []
     for index, name in enumerate(names):
-        values = _present(row[index] for row in rows)
+        values = present(row[index] for row in rows)
         if len(values) < SPARSE and len(rows) == SAMPLE_ROWS:
             values = _sparse_sample(target, table, name)
         column = _looks_like(table, name, values)
@@ -114,11 +114,7 @@ def _sparse_sample(target: ImportTarget, table: str, name: str) -> list[str]:
     rows = target.con.execute(
         f"SELECT left({ident}, {SAMPLE_CHARS}) FROM {quote_ident(table)} "
         f"WHERE NOT {missing_sql(trimmed)} LIMIT {SAMPLE_ROWS}").fetchall()
-    return _present(value for (value,) in rows)
-
-
-def _present(values) -> list[str]:
-    return [v.strip(BLANKS) for v in values if v is not None and not is_missing(v)]
+    return present(value for (value,) in rows)
 
 
 def _looks_like(table: str, name: str, values: list[str]) -> _Column | None:
