@@ -229,10 +229,14 @@ def _semicolon_separated(source: FileSource, target: ImportTarget, options: dict
 
 
 def _header_line(source: FileSource, skip: int) -> bytes:
-    """The first line read after ``skip`` lines (within the first ``_HEADER_PROBE_BYTES``)."""
+    """The first line read after ``skip`` lines (within the first ``_HEADER_PROBE_BYTES``;
+    the last line there is, if the file has fewer), without its newline."""
+    lines, left = [], _HEADER_PROBE_BYTES
     with open(source.path, "rb") as handle:
-        lines = handle.read(_HEADER_PROBE_BYTES).split(b"\n", skip + 1)
-    return lines[min(skip, len(lines) - 1)]
+        while len(lines) <= skip and left > 0 and (line := handle.readline(left)):
+            lines.append(line)
+            left -= len(line)
+    return lines[-1].removesuffix(b"\n") if lines else b""
 
 
 def _first_line_width(line: bytes, delim: str | None) -> int:
