@@ -76,7 +76,7 @@ def check_annotations(annotations: Annotations, tables: Sequence[Any]) -> None:
 
 def describe_tables(tables: Sequence[Any], annotations: Annotations | None = None) -> list[dict]:
     """``[{"name","rows","description","warnings","columns":[{"name","type","description",
-    "original","format",...}]}]``. A description people wrote wins over the import's note."""
+    "original","format","suggestion",...}]}]``. A description people wrote wins over the import's note."""
     annotations = annotations or Annotations()
     described = []
     for table in tables:
@@ -85,7 +85,7 @@ def describe_tables(tables: Sequence[Any], annotations: Annotations | None = Non
         columns = []
         for stored in data["columns"]:
             column = {**stored, "original": stored.get("original"),
-                      "format": stored.get("format")}
+                      "format": stored.get("format"), "suggestion": stored.get("suggestion")}
             note = column.pop("note", None)
             column["description"] = notes.columns.get(column["name"]) or note
             columns.append(column)

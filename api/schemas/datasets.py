@@ -96,6 +96,13 @@ class TopValueOut(BaseModel):
     count: int
 
 
+class SuggestionOut(BaseModel):
+    type: str = Field(description="The type to re-type the column as, e.g. \"DATE\".")
+    format: str | None = Field(default=None, description="The format to read its text with, "
+                               "e.g. \"%d/%m/%Y\" or \"decimal_comma\".")
+    label: str = Field(description="The offer as a person reads it.")
+
+
 class ColumnOut(BaseModel):
     name: str
     type: str = Field(description="The column's type: DuckDB's for a snapshot, the "
@@ -107,6 +114,9 @@ class ColumnOut(BaseModel):
                                  "\"text like `$1,017.87`\".")
     format: str | None = Field(default=None, description="How converted values were read, "
                                "e.g. \"decimal_comma\" or \"%d/%m/%Y\".")
+    suggestion: SuggestionOut | None = Field(default=None, description="For a text column "
+                                             "that looks like numbers or dates but was not "
+                                             "converted: the re-type to offer.")
     null_fraction: float
     distinct: int
     min: Any

@@ -211,8 +211,15 @@ export class DataPanel {
   }
 
   renderWarnings(dataset) {
-    this.ui.warnings.replaceChildren(...(dataset.warnings || []).map((w) => el("li", { "data-testid": "dataset-warning" },
-      el("code", {}, w.table), ` ${w.message}`)));
+    // The API says a table's as "<table>: <message>", the dataset's own as the message
+    // (DatasetOut.warnings).
+    const tables = new Set((dataset.tables || []).map((t) => t.name));
+    this.ui.warnings.replaceChildren(...(dataset.warnings || []).map((w) => {
+      const at = w.indexOf(": ");
+      const table = at > 0 && tables.has(w.slice(0, at)) ? w.slice(0, at) : null;
+      return el("li", { "data-testid": "dataset-warning" },
+        ...(table ? [el("code", {}, table), ` ${w.slice(at + 2)}`] : [w]));
+    }));
   }
 
   /** The offer to re-type a text column as its `suggestion` says, or null. */

@@ -18,8 +18,10 @@ estimate (within a few per cent) and ``top_values`` is empty.
 
 What the import learnt about the data on the way (``ImportNotes``, collected by the
 import target) rides along: per column the ``original`` form of converted values ("text
-like `$1,017.87`"), the ``format`` they were read with ("decimal_comma", "%d/%m/%Y")
-and a ``note`` (the import's own description of the column); per table a ``note`` (rows
+like `$1,017.87`"), the ``format`` they were read with ("decimal_comma", "%d/%m/%Y"),
+a ``note`` (the import's own description of the column) and, for a text column that
+looks like numbers or dates but was not converted, a ``suggestion``
+(``{"type", "format", "label"}``: the re-type a person can apply in one click); per table a ``note`` (rows
 left out, such as totals) and the ``warnings`` a person should read (what stayed text,
 and why). They are left out of ``as_dict`` when empty, so a version stored before they
 existed reads back the same.
@@ -63,6 +65,7 @@ class ColumnProfile:
     original: str | None = None
     format: str | None = None
     note: str | None = None
+    suggestion: dict | None = None
 
     @property
     def text(self) -> bool:
@@ -120,15 +123,15 @@ class TableProfile:
                        warnings=self.warnings + tuple(notes.warnings))
 
 
-_COLUMN_NOTES = ("original", "format", "note")
+_COLUMN_NOTES = ("original", "format", "note", "suggestion")
 
 
 @dataclass
 class ImportNotes:
-    """What an import noted about one table: per column ``{"original", "format", "note"}``
-    (any of them), the table's ``note`` and its ``warnings``, in the order raised."""
+    """What an import noted about one table: per column ``{"original", "format", "note",
+    "suggestion"}`` (any of them), the table's ``note`` and its ``warnings``, in the order raised."""
 
-    columns: dict[str, dict[str, str]] = field(default_factory=dict)
+    columns: dict[str, dict[str, Any]] = field(default_factory=dict)
     note: str | None = None
     warnings: list[str] = field(default_factory=list)
 
@@ -193,29 +196,28 @@ def _count_values(con: duckdb.DuckDBPyConnection, table: str,
                   columns: list[str]) -> dict[str, list[tuple[Any, int]]]:
     idents = [quote_ident(c) for c in columns]
     sets = ", ".join(f"({ident})" for ident in idents)
+    # Sorted by DuckDB, most frequent first and then by value: each row has one column's
+    # value (the others NULL), so ordering by every column orders each by its own.
     rows = con.execute(
         f"SELECT GROUPING_ID({', '.join(idents)}), {', '.join(idents)}, count(*) "
-        f"FROM {quote_ident(table)} GROUP BY GROUPING SETS ({sets})").fetchall()
+        f"FROM {quote_ident(table)} GROUP BY GROUPING SETS ({sets}) "
+        f"ORDER BY count(*) DESC, {', '.join(idents)}").fetchall()
     width = len(columns)
+    full = (1 << width) - 1
     counted: dict[str, list[tuple[Any, int]]] = {c: [] for c in columns}
     for row in rows:
         grouping, values, count = row[0], row[1:1 + width], row[-1]
-        # GROUPING_ID sets a bit for every column NOT grouped; the first column is the high bit.
-        index = next(i for i in range(width) if not grouping >> (width - 1 - i) & 1)
+        # GROUPING_ID sets a bit for every column NOT grouped; the first column is the high
+        # bit, so the one bit left clear is the grouped column's.
+        index = width - (full ^ grouping).bit_length()
         if values[index] is not None:
             counted[columns[index]].append((values[index], int(count)))
-    for values in counted.values():
-        values.sort(key=lambda item: (-item[1], _sort_key(item[0])))
     return counted
 
 
 def _comparable(data_type: str) -> bool:
     return data_type.split("(")[0].strip() in _COMPARABLE or data_type.startswith(
         ("TIMESTAMP", "DECIMAL"))
-
-
-def _sort_key(value: Any) -> tuple:
-    return (str(type(value)), value)
 
 
 def json_ready(value: Any) -> Any:

@@ -166,6 +166,9 @@ def _alter(target, table: str, retype: Retype) -> None:
     original = None
     if example and not (noted and noted.columns.get(retype.column, {}).get("original")):
         original = f"text like `{example[0]}`"
+    if noted and retype.column in noted.columns:
+        # The import's offer is answered: the person chose this type.
+        noted.columns[retype.column].pop("suggestion", None)
     target.note_column(table, retype.column, original=original, format=retype.format)
     logger.info("re-typed %s.%s from %s to %s", table, retype.column, retype.current,
                 retype.type)

@@ -99,12 +99,15 @@ class ImportTarget:
         return {"header_row": header_row, "skip_footer": skip_footer}
 
     def note_column(self, table: str, column: str, *, original: str | None = None,
-                    format: str | None = None, note: str | None = None) -> None:
+                    format: str | None = None, note: str | None = None,
+                    suggestion: dict | None = None) -> None:
         """Record how ``column`` was read: its values' ``original`` form ("text like
-        `$1,017.87`"), the ``format`` they were read with and a ``note`` describing it.
-        Names as they are now; ``finish_table`` follows its renames."""
+        `$1,017.87`"), the ``format`` they were read with and a ``note`` describing it;
+        for a column left text, the re-type ``suggestion`` (``{"type", "format",
+        "label"}``). Names as they are now; ``finish_table`` follows its renames."""
         given = {k: v for k, v in (("original", original), ("format", format),
-                                   ("note", note)) if v is not None}
+                                   ("note", note), ("suggestion", suggestion))
+                 if v is not None}
         self._notes(table).columns.setdefault(column, {}).update(given)
 
     def note_table(self, table: str, note: str) -> None:

@@ -39,7 +39,13 @@ def test_a_retype_is_checked_on_every_value_then_makes_a_version_a_refresh_keeps
         client, auth, settings):
     dataset_id = upload(client, auth, "Umsatz", ("umsatz.csv", german_export())).get_json()[
         "dataset_id"]
-    assert wait_imported(client, auth, dataset_id)["version"] == 1
+    first = wait_imported(client, auth, dataset_id)
+    assert first["version"] == 1
+    # The import offers the re-type its warning names, for the console's one click.
+    assert columns_of(first)["geliefert"]["suggestion"] == {
+        "type": "DATE", "format": "%d.%m.%Y",
+        "label": "looks like a date (%d.%m.%Y) — treat as date?"}
+    assert columns_of(first)["kunde"]["suggestion"] is None
     path = f"/v1/datasets/{dataset_id}"
     described = client.patch(path, headers=auth, json={"tables": {"umsatz": {
         "description": "Umsatz je Kunde", "columns": {"kunde": "Wer kaufte"}}}})

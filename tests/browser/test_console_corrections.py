@@ -7,8 +7,6 @@ datasets of one name are told apart in the picker."""
 from __future__ import annotations
 
 import csv
-import json
-import re
 
 import pytest
 
@@ -17,13 +15,6 @@ from tests.browser.console_page import ConsolePage
 from tests.utils.dataset_files import RAGGED_CSV, SALES_CSV, write_file
 
 pytestmark = pytest.mark.browser
-
-# What the schema browser offers for each column if the dataset view gives no
-# ``suggestion`` of its own for it: the one its import warning names.
-OFFERS = {"due": {"type": "DATE", "format": "%d/%m/%Y", "label": "looks like a date — treat as date?"},
-          "amount": {"type": "DECIMAL(12,2)", "format": "decimal_comma",
-                     "label": "looks like money — treat as number?"}}
-
 
 def due_csv(folder):
     """Python's csv, as a small export: dates that read day first and month first
@@ -42,35 +33,23 @@ def imported(client: SunriseClient, name: str, path) -> str:
     return dataset_id
 
 
-def offer_suggestions(page, dataset_id: str) -> None:
-    """Give the dataset view's text columns a ``suggestion`` where the API gives none (the
-    import's conversion names its re-type in the warning; the suggestion field itself is
-    the import's to add): everything else of every response is the API's own."""
-    def add(route):
-        response = route.fetch()
-        view = response.json()
-        for table in view.get("tables") or ():
-            for col in table.get("columns") or ():
-                if col["name"] in OFFERS and col["type"] == "VARCHAR" and not col.get("suggestion"):
-                    col["suggestion"] = OFFERS[col["name"]]
-        route.fulfill(response=response, body=json.dumps(view))
-
-    page.route(re.compile(rf".*/v1/datasets/{dataset_id}$"), add)
-
-
 def test_a_text_column_is_retyped_in_one_click_or_told_why_not(page, live_api, console_key,
                                                                tmp_path):
     with SunriseClient(live_api.base_url, console_key) as client:
         dataset_id = imported(client, "due", due_csv(tmp_path))
-        assert client.dataset(dataset_id)["version"] == 1
-    offer_suggestions(page, dataset_id)
+        view = client.dataset(dataset_id)
+    assert view["version"] == 1
+    offers = {c["name"]: c["suggestion"] for c in view["tables"][0]["columns"]}
+    assert offers["due"] == {"type": "DATE", "format": "%d/%m/%Y",
+                             "label": "looks like a date (%d/%m/%Y) — treat as date?"}
+    assert offers["amount"]["format"] == "decimal_comma" and offers["id"] is None
     console = ConsolePage(page, live_api.base_url).open(console_key)
     page.locator(f"#dataset-picker option[value='{dataset_id}']").wait_for(state="attached")
     page.select_option("#dataset-picker", dataset_id)
     page.locator("#dataset-info", has_text="version 1").wait_for()
     warnings = page.locator("[data-testid=dataset-warning]")
     warnings.first.wait_for()
-    assert any("due" in w and "day first" in w for w in warnings.all_inner_texts())
+    assert any("due" in w and "day first" in w for w in warnings.all_inner_texts()), warnings.all_inner_texts()
     page.locator(".schema-browser > summary").click()
     page.locator("[data-testid=schema-table][data-table=due] summary").click()
     assert console.schema_columns("due")["due"]["type"] == "VARCHAR"

@@ -190,4 +190,4 @@ def test_describe_tables_has_the_api_shape(sample):
     delay = next(c for c in flights["columns"] if c["name"] == "dep_delay")
     assert delay["description"] == "Minutes late; negative is early." and delay["type"] == "DOUBLE"
     assert set(delay) == {"name", "type", "description", "null_fraction", "distinct", "min", "max",
-                          "top_values", "original", "format"}
+                          "top_values", "original", "format", "suggestion"}

@@ -99,11 +99,15 @@ def test_import_notes_ride_along_and_a_stored_profile_without_them_reads_back_th
         {"name": "amount", "type": "DOUBLE", "null_fraction": 0.0, "distinct": 2, "min": 1.0,
          "max": 2.0, "top_values": [{"value": 1.0, "count": 1}]}]}
     assert json.loads(json.dumps(TableProfile.from_dict(plain).as_dict())) == plain
-    notes = ImportNotes({"amount": {"original": "text like `$1.00`", "format": "currency"}},
+    notes = ImportNotes({"amount": {"original": "text like `$1.00`", "format": "currency",
+                                    "suggestion": {"type": "DATE", "format": "%d/%m/%Y",
+                                                   "label": "treat as date?"}}},
                         "1 totals row left out.", ["column x stayed text: mixed dates"])
     noted = TableProfile.from_dict(plain).with_notes(notes)
     stored = noted.as_dict()
     assert stored["columns"][0]["original"] == "text like `$1.00`"
+    assert stored["columns"][0]["suggestion"] == {"type": "DATE", "format": "%d/%m/%Y",
+                                                  "label": "treat as date?"}
     assert "note" not in stored["columns"][0]
     assert stored["note"] == "1 totals row left out."
     assert stored["warnings"] == ["column x stayed text: mixed dates"]

@@ -135,6 +135,10 @@ def test_an_ambiguous_column_stays_text_with_a_warning(tmp_path, build):
     assert column_types(built.path, "amb")["amount"] == "VARCHAR"
     (warning,) = _warnings(built, "amb")
     assert "amount stays text" in warning and "decimal_comma" in warning
+    # Offered as the thousands it most likely is: 1,234 as 1234.
+    assert _column(built, "amb", "amount").suggestion == {
+        "type": "BIGINT", "format": "decimal_point",
+        "label": "looks like numbers (decimal point) — treat as number?"}
 
 
 @pytest.mark.parametrize(("other", "expected"), [("1,234,567.25", 1234.0), ("1.234.567,25", 1.234)])
@@ -156,6 +160,8 @@ def test_a_stray_word_keeps_a_number_column_text_and_says_so(tmp_path, build):
     assert column_types(built.path, "q")["qty"] == "VARCHAR"
     (warning,) = _warnings(built, "q")
     assert "qty stays text" in warning and "`lots`" in warning and "1 of 51" in warning
+    assert _column(built, "q", "qty").suggestion["type"] == "BIGINT"
+    assert _column(built, "q", "qty").suggestion["format"] == "decimal_point"
 
 
 def test_mixed_currencies_are_not_added_up(tmp_path, build):
@@ -163,6 +169,7 @@ def test_mixed_currencies_are_not_added_up(tmp_path, build):
     built = build(_write_csv(tmp_path / "cur.csv", rows, delimiter=";"))
     assert column_types(built.path, "cur")["price"] == "VARCHAR"
     assert any("mixes currencies" in w for w in _warnings(built, "cur"))
+    assert _column(built, "cur", "price").suggestion is None  # no one type adds them up
 
 
 def test_codes_with_leading_zeros_stay_text_without_a_warning(tmp_path, build):
@@ -203,6 +210,25 @@ def test_an_ambiguous_date_column_follows_the_files_other_dates(tmp_path, build)
                   version=2)
     assert column_types(alone.path, "a")["ordered"] == "VARCHAR"
     assert any("day first" in w and "month first" in w for w in _warnings(alone, "a"))
+    assert _column(alone, "a", "ordered").suggestion == {
+        "type": "DATE", "format": "%d/%m/%Y",
+        "label": "looks like a date (%d/%m/%Y) — treat as date?"}
+    assert _column(built, "o", "ordered").suggestion is None
+
+
+def test_a_suggested_retype_reads_the_column_and_is_not_offered_again(tmp_path, build):
+    rows = [["id", "seen"], ["1", "03/04/2024 10:00"], ["2", "05/06/2024 11:30"], ["3", "soon"],
+            *[[str(i), "07/08/2024 12:00"] for i in range(4, 12)]]
+    path = _write_csv(tmp_path / "s.csv", rows)
+    suggestion = _column(build(path), "s", "seen").suggestion
+    assert suggestion["type"] == "TIMESTAMP" and suggestion["format"] == "%d/%m/%Y"
+    rows[3][1] = ""
+    path = _write_csv(tmp_path / "s.csv", rows)
+    retyped = build(path, version=2, retypes={"s": {"seen": {
+        "type": suggestion["type"], "format": suggestion["format"]}}})
+    assert query(retyped.path, "SELECT seen FROM s ORDER BY id LIMIT 1") == [
+        (dt.datetime(2024, 4, 3, 10, 0),)]
+    assert _column(retyped, "s", "seen").suggestion is None
 
 
 def test_date_times_become_timestamps(tmp_path, build):
@@ -210,6 +236,28 @@ def test_date_times_become_timestamps(tmp_path, build):
     built = build(_write_csv(tmp_path / "ts.csv", rows))
     assert query(built.path, "SELECT seen FROM ts ORDER BY id") == [
         (dt.datetime(2024, 1, 31, 14, 5),), (dt.datetime(2024, 2, 1, 9, 30, 15),)]
+
+
+def test_postal_codes_of_four_and_five_digits_stay_text(tmp_path, build):
+    """A shop's SQLite file: none of these 20 postcodes happens to start with a zero, so
+    every one reads as a number; as codes they stay what they were, the next one
+    (``01067``) included."""
+    path = tmp_path / "shop.sqlite"
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE customers (id, postcode, plz_ort, zipped)")
+    con.executemany("INSERT INTO customers VALUES (?, ?, ?, ?)",
+                    [(i, str(10_000 + 4_321 * i), f"{1000 + i}", str(10_000 + i))
+                     for i in range(20)])
+    con.commit()
+    con.close()
+    built = build(path)
+    types = column_types(built.path, "customers")
+    assert (types["postcode"], types["plz_ort"]) == ("VARCHAR", "VARCHAR")
+    assert types["zipped"] == "BIGINT"  # "zip" must be a word of the name
+    assert query(built.path, "SELECT postcode FROM customers ORDER BY id LIMIT 1") == [("10000",)]
+    postcode = _column(built, "customers", "postcode")
+    assert postcode.suggestion is None and "kept as text" in postcode.note
+    assert not _warnings(built, "customers")
 
 
 def test_iso_text_in_an_untyped_sqlite_column_is_a_date(tmp_path, build):

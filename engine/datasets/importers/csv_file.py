@@ -137,8 +137,9 @@ class CsvImporter(Importer):
                                          ".tsv.zst", ".tab.zst")):
             options["delim"] = "\t"
         as_text: dict[str, str] = {}
-        _check_header(source, target, options)
-        if _semicolon_separated(source, target, options):
+        header = _header_line(source, options["skip"])
+        _check_header(source, target, options, header)
+        if _semicolon_separated(source, target, options, header):
             # Where ";" separates fields the comma is the decimal separator, and DuckDB
             # would read "1.500" (fifteen hundred) as 1.5: decimals arrive as text and
             # are read per column, with the file's other columns deciding (``meaning``).
@@ -205,27 +206,19 @@ def _note_layout(target: ImportTarget, table: str, layout: dict) -> None:
         target.note_table(table, f"{lines} at the end left out, as set for this table.")
 
 
-def _check_header(source: FileSource, target: ImportTarget, options: dict) -> None:
-    """Count the header's columns before any row is read: first on its first line (DuckDB's
-    sniffer itself takes gigabytes for 20,000 columns), then as DuckDB sniffs them."""
-    target.limits.check_columns(
-        _first_line_width(source, options.get("delim"), options["skip"]), source.name)
-    args = ", ".join([sql_literal(str(source.path)), *_render(options)])
-    try:
-        columns = target.con.execute(f"DESCRIBE SELECT * FROM read_csv({args})").fetchall()
-    except duckdb.Error:  # the read says what is wrong, and finish_table counts then
-        return
-    target.limits.check_columns(len(columns), source.name)
+def _check_header(source: FileSource, target: ImportTarget, options: dict,
+                  header: bytes) -> None:
+    """Count the header's columns before any row is read, on its first line: the most
+    fields it splits into on any delimiter DuckDB would sniff, never fewer than DuckDB
+    finds (DuckDB's sniffer itself takes gigabytes for 20,000 columns). ``finish_table``
+    counts the table's columns again; no second sniff of the file is needed for that."""
+    target.limits.check_columns(_first_line_width(header, options.get("delim")), source.name)
 
 
-def _semicolon_separated(source: FileSource, target: ImportTarget, options: dict) -> bool:
-    """Whether DuckDB splits the file's fields on ";" (asked only when its first line has one)."""
-    if "delim" in options:
-        return False
-    skip = options.get("skip", 0)
-    with open(source.path, "rb") as handle:
-        lines = handle.read(_HEADER_PROBE_BYTES).split(b"\n", skip + 1)
-    if b";" not in lines[min(skip, len(lines) - 1)]:
+def _semicolon_separated(source: FileSource, target: ImportTarget, options: dict,
+                         header: bytes) -> bool:
+    """Whether DuckDB splits the file's fields on ";" (asked only when its header has one)."""
+    if "delim" in options or b";" not in header:
         return False
     args = ", ".join([sql_literal(str(source.path)), *_render(options)])
     try:
@@ -235,12 +228,20 @@ def _semicolon_separated(source: FileSource, target: ImportTarget, options: dict
     return delimiter == ";"
 
 
-def _first_line_width(source: FileSource, delim: str | None, skip: int) -> int:
-    """The most fields the first line read (after ``skip`` lines) splits into on any
-    delimiter DuckDB would sniff (outside double quotes): never fewer than DuckDB finds."""
+def _header_line(source: FileSource, skip: int) -> bytes:
+    """The first line read after ``skip`` lines (within the first ``_HEADER_PROBE_BYTES``;
+    the last line there is, if the file has fewer), without its newline."""
+    lines, left = [], _HEADER_PROBE_BYTES
     with open(source.path, "rb") as handle:
-        lines = handle.read(_HEADER_PROBE_BYTES).split(b"\n", skip + 1)
-    line = lines[min(skip, len(lines) - 1)]
+        while len(lines) <= skip and left > 0 and (line := handle.readline(left)):
+            lines.append(line)
+            left -= len(line)
+    return lines[-1].removesuffix(b"\n") if lines else b""
+
+
+def _first_line_width(line: bytes, delim: str | None) -> int:
+    """The most fields ``line`` splits into on any delimiter DuckDB would sniff (outside
+    double quotes): never fewer than DuckDB finds."""
     unquoted = b"".join(line.split(b'"')[::2])
     candidates = [delim.encode()] if delim else _DELIMITERS
     return 1 + max(unquoted.count(d) for d in candidates)

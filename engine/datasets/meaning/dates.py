@@ -14,6 +14,7 @@ are ``strptime`` formats, tried with DuckDB's ``try_strptime``.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
 from dataclasses import dataclass
 
@@ -73,8 +74,13 @@ class Shape:
     pattern: str
     rules: tuple[Rule, ...]
 
+    @functools.cached_property
+    def _regex(self) -> re.Pattern:
+        # Built once: the sample check calls ``matches`` for every sampled value.
+        return re.compile(self.pattern)
+
     def matches(self, value: str) -> bool:
-        return _compiled(self.pattern).fullmatch(value) is not None
+        return self._regex.fullmatch(value) is not None
 
     def match_sql(self, trimmed: str) -> str:
         return f"regexp_full_match({trimmed}, {sql_literal(self.pattern)})"
@@ -102,15 +108,6 @@ SHAPES = (
           (Rule("%b %d %Y", None, ("%b %d %Y", "%b %d, %Y", "%B %d %Y", "%B %d, %Y",
                                    "%b. %d %Y", "%b. %d, %Y")),)),
 )
-
-_CACHE: dict[str, re.Pattern] = {}
-
-
-def _compiled(pattern: str) -> re.Pattern:
-    if pattern not in _CACHE:
-        _CACHE[pattern] = re.compile(pattern)
-    return _CACHE[pattern]
-
 
 def shape_of(value: str) -> Shape | None:
     """The shape ``value`` (trimmed) has, if any."""

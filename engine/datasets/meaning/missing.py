@@ -15,6 +15,8 @@ MARKERS = ("", "n/a", "na", "n.a.", "null", "none", "nil", "nan", "-", "--", "\u
            "\u2014", "?", "#n/a", "#nv", "#na", "#value!", "#ref!", "#div/0!", "#num!",
            "#name?", "#null!", "missing", "unknown")
 
+_MARKER_SET = frozenset(MARKERS)
+
 # What trimming removes around a value: spaces, tabs and the no-break spaces spreadsheets
 # put around amounts.
 BLANKS = " \t\r\n\u00a0\u202f"
@@ -22,7 +24,13 @@ BLANKS = " \t\r\n\u00a0\u202f"
 
 def is_missing(value: str) -> bool:
     """Whether ``value`` (a cell's text) is a missing-value marker."""
-    return value.strip(BLANKS).lower() in MARKERS
+    return value.strip(BLANKS).lower() in _MARKER_SET
+
+
+def present(values) -> list[str]:
+    """``values`` (cells' texts or None) trimmed, without NULLs and missing-value markers."""
+    trimmed = (v.strip(BLANKS) for v in values if v is not None)
+    return [v for v in trimmed if v.lower() not in _MARKER_SET]
 
 
 def trimmed_sql(expr: str) -> str:

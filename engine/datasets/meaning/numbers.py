@@ -15,6 +15,7 @@ one SQL expression that turns a matching text into its number.
 """
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -53,8 +54,13 @@ class Convention:
                 f"(?:{_SPACES}?{CURRENCY})?(?:{_SPACES}?%)?")
         return f"(?:{_SIGN}{core}|\\({core}\\)|{core}-)"
 
+    @functools.cached_property
+    def _regex(self) -> re.Pattern:
+        # Built once: the sample check calls ``matches`` for every sampled value.
+        return re.compile(self.pattern)
+
     def matches(self, value: str) -> bool:
-        return _compiled(self.pattern).fullmatch(value) is not None
+        return self._regex.fullmatch(value) is not None
 
     def digits_sql(self, trimmed: str, *, words: bool = True) -> str:
         """SQL: the digits of ``trimmed`` with "." as the decimal point, unsigned.
@@ -97,15 +103,6 @@ def _without_words_sql(trimmed: str) -> str:
 DECIMAL_POINT = Convention("decimal_point", ".", f",|'|{_SPACES}")
 DECIMAL_COMMA = Convention("decimal_comma", ",", f"\\.|'|{_SPACES}")
 CONVENTIONS = (DECIMAL_POINT, DECIMAL_COMMA)
-
-_CACHE: dict[str, re.Pattern] = {}
-
-
-def _compiled(pattern: str) -> re.Pattern:
-    if pattern not in _CACHE:
-        _CACHE[pattern] = re.compile(pattern)
-    return _CACHE[pattern]
-
 
 def currency_sql(trimmed: str) -> str:
     """SQL: the currency written in ``trimmed`` ('' when none)."""

@@ -21,12 +21,14 @@ sees at most the sample, every whole-column step is one DuckDB statement.
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from engine.datasets.meaning import dates, numbers
 from engine.datasets.meaning.evidence import Evidence
-from engine.datasets.meaning.missing import BLANKS, is_missing, missing_sql, trimmed_sql
+from engine.datasets.meaning.missing import missing_sql, present, trimmed_sql
+from engine.datasets.meaning.suggestion import date_suggestion, number_suggestion
 from engine.datasets.naming import quote_ident, sql_literal
 
 if TYPE_CHECKING:
@@ -48,6 +50,12 @@ _DIGITS = 18
 # How many of a shape's sampled dates find the formats (with a time of day) that read them.
 DATE_SAMPLE = 200
 _S = "s"  # the trimmed value in the checking scans
+_DIGIT = re.compile("[0-9]")
+# Words in a column's name that make it a code (postal codes): its 4- and 5-digit values
+# stay text, because a leading zero ("01067", Dresden) may be lost from none of them yet.
+CODE_WORDS = frozenset({"code", "codes", "postcode", "postcodes", "postal", "zip", "zipcode",
+                        "plz", "postleitzahl", "npa"})
+_CODE = "[0-9]{4,5}"
 
 
 @dataclass
@@ -91,7 +99,7 @@ def _candidates(target: ImportTarget, table: str) -> list[_Column]:
     rows = target.con.execute(f"SELECT {cut} FROM {quote_ident(table)} LIMIT {SAMPLE_ROWS}").fetchall()
     found = []
     for index, name in enumerate(names):
-        values = _present(row[index] for row in rows)
+        values = present(row[index] for row in rows)
         if len(values) < SPARSE and len(rows) == SAMPLE_ROWS:
             values = _sparse_sample(target, table, name)
         column = _looks_like(table, name, values)
@@ -106,11 +114,7 @@ def _sparse_sample(target: ImportTarget, table: str, name: str) -> list[str]:
     rows = target.con.execute(
         f"SELECT left({ident}, {SAMPLE_CHARS}) FROM {quote_ident(table)} "
         f"WHERE NOT {missing_sql(trimmed)} LIMIT {SAMPLE_ROWS}").fetchall()
-    return _present(value for (value,) in rows)
-
-
-def _present(values) -> list[str]:
-    return [v.strip(BLANKS) for v in values if v is not None and not is_missing(v)]
+    return present(value for (value,) in rows)
 
 
 def _looks_like(table: str, name: str, values: list[str]) -> _Column | None:
@@ -119,6 +123,9 @@ def _looks_like(table: str, name: str, values: list[str]) -> _Column | None:
     if not values:
         return None
     needed = LOOKS_LIKE * len(values)
+    # Every number and date has a digit: names and words are passed over unmatched.
+    if sum(_has_digit(v) for v in values) < needed:
+        return None
     if sum(any(c.matches(v) for c in numbers.CONVENTIONS) for v in values) >= needed:
         fitting = tuple(c for c in numbers.CONVENTIONS if all(c.matches(v) for v in values))
         if not fitting:  # checked all the same, to count and show what does not read
@@ -141,6 +148,10 @@ def _looks_like(table: str, name: str, values: list[str]) -> _Column | None:
     return _Column(table, name, "date", shapes=shapes)
 
 
+def _has_digit(value: str) -> bool:
+    return _DIGIT.search(value) is not None
+
+
 def _scan(target: ImportTarget, column: _Column, parts: dict[str, str]) -> dict:
     """One scan of ``column`` computing ``parts`` (SQL over the trimmed value ``s``,
     ``missing`` and ``r``, the row id); the results by name."""
@@ -158,6 +169,10 @@ def _common(parts: dict[str, str]) -> dict[str, str]:
             "example": f"arg_min({_S}, r) FILTER (WHERE NOT missing)",
             "markers": f"list(DISTINCT {_S} ORDER BY {_S}) FILTER (WHERE missing AND {_S} <> '')",
             **parts}
+
+
+def _code_named(name: str) -> bool:
+    return bool(CODE_WORDS.intersection(re.split(r"[^a-z]+", name.lower())))
 
 
 def _number_stats(target: ImportTarget, column: _Column) -> dict:
@@ -183,6 +198,9 @@ def _number_stats(target: ImportTarget, column: _Column) -> dict:
                       f"FILTER (WHERE NOT missing AND {currency} <> '')",
         "separated_example": f"arg_min({_S}, r) FILTER (WHERE NOT missing AND {separated})",
     })
+    if _code_named(column.name):
+        parts["codes"] = (f"count(*) FILTER (WHERE NOT missing AND "
+                          f"regexp_full_match({_S}, '{_CODE}'))")
     return _scan(target, column, _common(parts))
 
 
@@ -230,6 +248,11 @@ def _convert_number(target: ImportTarget, column: _Column, evidence: Evidence) -
     stats, name = column.stats, column.name
     if not stats["values"]:
         return
+    if stats.get("codes") == stats["values"]:
+        target.note_column(column.table, name, note=(
+            f"Codes such as `{stats['example']}`, kept as text as written (a code's leading "
+            "zeros are part of it)."))
+        return
     fitting = [c for c in column.conventions if stats[f"{c.name}_misfits"] == 0]
     if not fitting:
         misfits = {c.name: stats[f"{c.name}_misfits"] for c in column.conventions}
@@ -240,6 +263,9 @@ def _convert_number(target: ImportTarget, column: _Column, evidence: Evidence) -
         target.warn(column.table, (
             f"Column {name} stays text: {counted} written one way"
             + (f" (such as `{example}`)." if example else ".")))
+        if best:
+            _suggest_number(target, column, next(c for c in column.conventions
+                                                 if c.name == best))
         return
     if len(fitting) == 2 and stats["separated"]:
         decimal = evidence.decide(column.table, "decimal")
@@ -249,6 +275,10 @@ def _convert_number(target: ImportTarget, column: _Column, evidence: Evidence) -
                 "reads as a different number with a decimal point than with a decimal "
                 "comma, and nothing else in the file tells which is meant. Re-type the "
                 "column with the format decimal_point or decimal_comma."))
+            # Offer the reading as whole numbers (1,234 as 1234), groups of three digits
+            # being thousands far more often than decimals.
+            whole = [c for c in fitting if not stats[f"{c.name}_fractions"]]
+            _suggest_number(target, column, (whole or fitting)[0])
             return
         fitting = [c for c in fitting if c.decimal == decimal]
     convention = fitting[0]
@@ -259,23 +289,15 @@ def _convert_number(target: ImportTarget, column: _Column, evidence: Evidence) -
             target.warn(column.table, (
                 f"Column {name} stays text: {count:,} of {values:,} values are {what} and "
                 "the others are not, so they cannot be read as one kind of number."))
+            _suggest_number(target, column, convention)
             return
     if len(currencies) > 1:
         target.warn(column.table, (
             f"Column {name} stays text: it mixes currencies ({', '.join(currencies)}), "
             "whose amounts cannot be added up."))
         return
-    fraction = stats[f"{convention.name}_fraction"] or 0
-    whole = not stats[f"{convention.name}_fractions"]
-    digits = stats["digits"] or 0
-    if percent or scaled or digits > _DIGITS:
-        sql_type = "DOUBLE"
-    elif currencies and fraction <= 2:
-        sql_type = MONEY
-    elif whole:
-        sql_type = "BIGINT"
-    else:
-        sql_type = "DOUBLE"
+    sql_type = _number_type(stats, convention, currencies,
+                            percent=bool(percent), scaled=bool(scaled))
     value = convention.value_sql(_trimmed(name), sql_type, percent=bool(percent),
                                  scaled=bool(scaled), checked=True)
     _alter(target, column, sql_type, value)
@@ -283,6 +305,30 @@ def _convert_number(target: ImportTarget, column: _Column, evidence: Evidence) -
     target.note_column(column.table, name, original=_original(stats), format=fmt,
                        note=_number_note(stats, convention, currencies,
                                          percent=bool(percent), scaled=bool(scaled)))
+
+
+def _number_type(stats: dict, convention: numbers.Convention, currencies: list[str], *,
+                 percent: bool, scaled: bool) -> str:
+    """The type a column's numbers read with ``convention`` are converted to."""
+    fraction = stats[f"{convention.name}_fraction"] or 0
+    whole = not stats[f"{convention.name}_fractions"]
+    if percent or scaled or (stats["digits"] or 0) > _DIGITS:
+        return "DOUBLE"
+    if currencies and fraction <= 2:
+        return MONEY
+    return "BIGINT" if whole else "DOUBLE"
+
+
+def _suggest_number(target: ImportTarget, column: _Column,
+                    convention: numbers.Convention) -> None:
+    """Offer the re-type that reads the column's numbers with ``convention``; its
+    percentages or multipliers where most values have them."""
+    stats = column.stats
+    percent, scaled = (2 * stats[key] > stats["values"] for key in ("percent", "scaled"))
+    sql_type = _number_type(stats, convention, (stats["currencies"] or [])[:1],
+                            percent=percent, scaled=scaled)
+    target.note_column(column.table, column.name, suggestion=number_suggestion(
+        convention, sql_type, percent=percent, scaled=scaled))
 
 
 def _convert_date(target: ImportTarget, column: _Column, evidence: Evidence) -> None:
@@ -293,6 +339,7 @@ def _convert_date(target: ImportTarget, column: _Column, evidence: Evidence) -> 
         target.warn(column.table, (
             f"Column {name} stays text: {stats['misfits']:,} of {stats['values']:,} values "
             f"are not dates written like the others (such as `{stats['misfit']}`)."))
+        _suggest_date(target, column, evidence)
         return
     chosen: list[tuple[dates.Shape, dates.Rule, tuple[str, ...]]] = []
     for shape in dates.SHAPES:
@@ -308,6 +355,7 @@ def _convert_date(target: ImportTarget, column: _Column, evidence: Evidence) -> 
                     f"with the day first ({shape.rules[0].name}) as well as the month first "
                     f"({shape.rules[1].name}), and nothing else in the file tells which is "
                     "meant. Re-type the column with the format that is meant."))
+                _suggest_date(target, column, evidence)
                 return
         if not reads:
             fails = [stats.get(f"{shape.name}_{i}_fail") for i in range(len(column.shapes[shape.name]))]
@@ -315,6 +363,7 @@ def _convert_date(target: ImportTarget, column: _Column, evidence: Evidence) -> 
             target.warn(column.table, (
                 f"Column {name} stays text: its dates are not all written one way (`{example}` "
                 f"does not read as {' or '.join(r.name for r in shape.rules)} like the others)."))
+            _suggest_date(target, column, evidence)
             return
         chosen.append((shape, *reads[0]))
     sql_type = "TIMESTAMP" if stats["time"] else "DATE"
@@ -328,6 +377,29 @@ def _convert_date(target: ImportTarget, column: _Column, evidence: Evidence) -> 
     target.note_column(column.table, name, original=_original(stats), format=fmt,
                        note=f"Dates read from text like `{stats['example']}`{how}."
                             + _markers_said(stats))
+
+
+def _suggest_date(target: ImportTarget, column: _Column, evidence: Evidence) -> None:
+    """Offer the re-type that reads each date shape of the column with one rule: the one
+    that reads all its values (the file's order, else the day first, where both do),
+    else the one that fails on the fewest."""
+    stats, formats = column.stats, []
+    for shape in dates.SHAPES:
+        if shape.name not in column.shapes or not stats[shape.name]:
+            continue
+        reads = _date_reads(column, shape.name)
+        order = evidence.decide(column.table, "order")
+        if reads:
+            rule = next((r for r, _ in reads if r.order == order), reads[0][0])
+        elif column.shapes[shape.name]:
+            rule = min(enumerate(column.shapes[shape.name]),
+                       key=lambda item: stats[f"{shape.name}_{item[0]}_fails"])[1][0]
+        else:
+            rule = shape.rules[0]
+        formats.append(rule.name)
+    if formats:
+        target.note_column(column.table, column.name, suggestion=date_suggestion(
+            formats, "TIMESTAMP" if stats["time"] else "DATE"))
 
 
 def _trimmed(name: str) -> str:
