@@ -45,6 +45,7 @@ from engine.datasets.profile import (
     TopValue,
     json_ready,
 )
+from engine.datasets.sources import mask_spark_url
 from engine.live import spark_sql
 from engine.live.live_engine import LiveLimits
 from engine.live.query_slots import FleetSlots, LocalSlots, SlotsBusy
@@ -122,18 +123,6 @@ def open_spark(url: str, *, outbound: OutboundPolicy, limits: LiveLimits, redis:
     else:
         slots = LocalSlots(limits.max_concurrent_queries)
     return SparkEngine(session, version, display, limits, slots)
-
-
-def mask_spark_url(url: str) -> str:
-    """The URL with its parameters' values that could be secrets (token, password...)
-    shown as ***."""
-    head, sep, params = url.partition("/;")
-    shown = []
-    for param in params.split(";") if sep else []:
-        key, eq, value = param.partition("=")
-        secret = any(word in key.lower() for word in ("token", "password", "secret"))
-        shown.append(f"{key}{eq}{'***' if secret and eq else value}")
-    return head + (sep + ";".join(shown) if sep else "")
 
 
 class SparkEngine:

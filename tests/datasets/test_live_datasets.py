@@ -257,3 +257,54 @@ def test_a_worker_closes_a_live_engine_nobody_used_for_a_while(settings, pg_live
         assert engine.run("SELECT 1").is_error  # closed: its connections are gone
     finally:
         datasets.close()
+
+
+@pytest.fixture(scope="module")
+def spark_live(spark_server) -> Iterator[object]:
+    """A Spark Connect session of the data owner's, with ``live_ds.measures``."""
+    from pyspark.sql.connect.session import SparkSession
+
+    session = SparkSession.builder.remote(spark_server.url).create()
+    session.sql("CREATE DATABASE IF NOT EXISTS live_ds")
+    session.sql("CREATE TABLE live_ds.measures (id INT, region STRING, amount DECIMAL(10,2)) "
+                "USING parquet")
+    session.sql("INSERT INTO live_ds.measures VALUES (1, 'north', 10.5), (2, 'south', 3), "
+                "(3, 'north', 1)")
+    yield session
+    session.sql("DROP DATABASE live_ds CASCADE")
+    session.stop()
+
+
+@pytest.mark.slow
+def test_a_spark_dataset_answers_in_spark_sql_from_rows_inserted_after_it_was_created(
+        client, auth, fake_llm, spark_server, spark_live):
+    dataset_id = create_live(client, auth, spark_server.url,
+                             tables=["live_ds.measures"])["dataset_id"]
+    view = wait_imported(client, auth, dataset_id, timeout=120)
+    assert view["status"] == "ready" and view["mode"] == "live", view
+    # Spark has no role model to read: no role check, no warning.
+    assert view["warnings"] == []
+    assert view["engine"]["name"] == "Spark" and view["engine"]["dialect"] == "spark", view
+    assert view["engine"]["version"].startswith("4."), view["engine"]
+    assert [t["rows"] for t in view["tables"]] == [3], view["tables"]
+
+    spark_live.sql("INSERT INTO live_ds.measures VALUES (4, 'east', 2), (5, 'west', 7)")
+    sql = "SELECT count(*) AS n FROM live_ds.measures"
+    marker = fake_llm.scenario("spark-count", [
+        {"tool_calls": [{"sql": sql}]},
+        {"text": '{"answerText": "There are 5 measures.", "charts": []}'}])
+    job = client.post("/v1/jobs", headers=auth, json={
+        "message": f"How many measures are there? {marker}",
+        "dataset_id": dataset_id}).get_json()
+    done = wait_for_status(client, auth, job["job_id"], timeout=120)
+    assert done["status"] == "succeeded", done
+    assert done["data_as_of"] and done["dataset_version"] == 1
+    requests = fake_llm.message_requests()
+    system = str(requests[0]["system"])
+    assert f"This is Spark {view['engine']['version']}; write Spark SQL" in system, system
+    # The model was given the count Spark computed now, not the 3 rows introspected.
+    tool_results = [block for r in requests[1:] for m in r["messages"]
+                    if isinstance(m["content"], list) for block in m["content"]
+                    if block.get("type") == "tool_result"]
+    assert tool_results and "5" in str(tool_results[0]["content"]), tool_results
+    assert client.get(f"/v1/datasets/{dataset_id}", headers=auth).get_json()["version"] == 1

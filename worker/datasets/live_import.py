@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from engine.datasets import DatabaseSource, TableProfile
+from engine.datasets.sources import source_database
 from shared.config import Settings
 from shared.errors import ImportTimedOut
 from shared.live_role import judge_role
@@ -72,7 +73,7 @@ def introspect_source(settings: Settings, url: str, tables: list[str] | None, *,
     try:
         privilege = engine.writable_privilege(list(tables) if tables else None)
         warnings = judge_role(privilege, display=source.display, kind=engine.name,
-                              database=source.parsed().database or "",
+                              database=source_database(source),
                               allow_writable=allow_writable)
         profiles = engine.introspect(list(tables) if tables else None, sample_rows=SAMPLE_ROWS)
         record = engine_record(engine)
