@@ -86,6 +86,9 @@ def sandbox(tmp_path_factory):
 def test_engine_names_spark_and_its_version(engine):
     assert engine.name == "spark" and engine.dialect == "spark"
     assert engine.server_version().startswith("Spark 4.")
+    info = engine.engine_info()
+    assert info == {"name": "Spark", "version": engine.server_version().split(" ")[1],
+                    "dialect": "spark"}
     assert engine.writable_privilege(["orders"]) is None  # no role model to inspect
 
 
