@@ -202,6 +202,17 @@ def runner(settings):
 
 
 @pytest.fixture(scope="session")
+def spark_server(tmp_path_factory):
+    """A real Spark Connect server (local mode, 127.0.0.1) shared by the session's Spark
+    tests (``tests/live/test_spark.py``, ``tests/datasets/test_live_datasets.py``); started
+    on first use, about a minute: see tests/utils/spark_server.py."""
+    from tests.utils.spark_server import spark_connect_server
+
+    with spark_connect_server(tmp_path_factory.mktemp("spark")) as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
 def live_api(base_settings):
     """The real API under gunicorn (gevent workers) in a subprocess on 127.0.0.1, shared
     by the session; see tests/utils/live_api.py."""

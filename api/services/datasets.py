@@ -139,14 +139,10 @@ def create_from_database(res: Resources, tenant_id: int, body: DatasetCreate,
         return first
     source = DatabaseSource(body.source.url, tuple(body.source.tables or ()) or None,
                             OutboundPolicy.from_settings(res.settings))
-    importer_for(source)  # an unsupported backend: 415, nothing kept
-    try:
-        source.parsed().get_dialect()
-    except Exception:  # SQLAlchemy has no such driver here
-        raise UnsupportedSource(f"{source.display}: no database driver for "
-                                f"{source.parsed().drivername!r} here; use postgresql:// "
-                                "or mysql:// (mariadb://).", source="url") from None
-    source.check()
+    if not source.spark_connect:
+        # Spark Connect (live only, the schema says) has no importer nor SQLAlchemy
+        # driver: its engine checks the outbound policy as it opens, in check_role_now.
+        _check_sqlalchemy_source(source)
     with res.session() as s:
         check_room(s, res.settings, tenant_id, new_datasets=1, new_bytes=1)
     live = {}
@@ -158,6 +154,19 @@ def create_from_database(res: Resources, tenant_id: int, body: DatasetCreate,
         live = {"mode": "live", "allow_writable_role": allow, "warnings": warnings or None}
     return _commit_new(res, tenant_id, new_id(), body.name, [source.as_dict()],
                        body.source.url, idempotency_key, digest, **live)
+
+
+def _check_sqlalchemy_source(source: DatabaseSource) -> None:
+    """Refuse, without keeping anything, a backend no importer reads or no driver here
+    opens (415), and a URL or destination the outbound policy refuses (422)."""
+    importer_for(source)
+    try:
+        source.parsed().get_dialect()
+    except Exception:  # SQLAlchemy has no such driver here
+        raise UnsupportedSource(f"{source.display}: no database driver for "
+                                f"{source.parsed().drivername!r} here; use postgresql:// "
+                                "or mysql:// (mariadb://).", source="url") from None
+    source.check()
 
 
 def _commit_new(res: Resources, tenant_id: int, dataset_id: str, name: str,

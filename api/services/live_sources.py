@@ -7,6 +7,11 @@ warning). The check connects with short timeouts (``CONNECT_TIMEOUT_S``, stateme
 ``CHECK_TIMEOUT_S``) so that a request never waits long on a slow source: a source that
 does not answer in time is not refused here, and the import, which checks the role
 again on every introspection, fails the dataset with the error instead.
+
+Spark (``sc://``) has no role model to read (its engine's ``writable_privilege`` is
+always None: what a Connect user may do is the cluster's own business), so a Spark
+source is never refused for its role; opening its engine here still applies the
+outbound policy and tells an unreachable server early.
 """
 from __future__ import annotations
 
@@ -14,6 +19,7 @@ import dataclasses
 import logging
 
 from engine.datasets import DatabaseSource
+from engine.datasets.sources import source_database
 from shared.errors import SourceRefused, SourceUnreachable
 from shared.live_role import judge_role
 
@@ -51,4 +57,4 @@ def check_role_now(source: DatabaseSource, *, allow_writable: bool) -> list[str]
     finally:
         engine.close()
     return judge_role(privilege, display=source.display, kind=engine.name,
-                      database=source.parsed().database or "", allow_writable=allow_writable)
+                      database=source_database(source), allow_writable=allow_writable)

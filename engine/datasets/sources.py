@@ -4,6 +4,9 @@ A database URL carries credentials. ``DatabaseSource`` never shows them: its rep
 ``display`` and ``as_dict`` use the URL with the password field (and any
 password-like query parameter) masked. It carries the outbound policy its connection
 must obey (``shared/outbound.py``); ``check`` applies it without connecting.
+A Spark Connect URL (``sc://host:port/;token=...``, live only) is not a SQLAlchemy one:
+no importer claims it and only ``engine.live`` connects to it; its ``display`` masks
+the secret-like parameters Connect URLs carry after ``/;``.
 """
 from __future__ import annotations
 
@@ -25,6 +28,7 @@ MASK = "***"
 # Query parameters that carry secrets in common drivers' URLs (password=, sslpassword=,
 # api_key=, token=...).
 _SECRET_PARAM = re.compile(r"pass|secret|token|key", re.IGNORECASE)
+SPARK_CONNECT_SCHEME = "sc://"
 
 
 @dataclass(frozen=True)
@@ -78,8 +82,13 @@ class DatabaseSource:
                 source="url") from None
 
     @property
+    def spark_connect(self) -> bool:
+        """Whether this is a Spark Connect source (live only; ``engine.live`` opens it)."""
+        return self.url.startswith(SPARK_CONNECT_SCHEME)
+
+    @property
     def display(self) -> str:
-        return mask_url(self.parsed())
+        return mask_spark_url(self.url) if self.spark_connect else mask_url(self.parsed())
 
     def endpoint(self) -> Endpoint:
         """Host, port, user, password, database and TLS settings: all a connection is
@@ -112,6 +121,23 @@ class DatabaseSource:
 
 
 Source = FileSource | DatabaseSource
+
+
+def source_database(source: DatabaseSource) -> str:
+    """The database the URL names ("" for none, and for Spark Connect, whose URL names
+    none)."""
+    return "" if source.spark_connect else source.parsed().database or ""
+
+
+def mask_spark_url(url: str) -> str:
+    """A Spark Connect URL with its parameters' values that could be secrets (token,
+    password...) shown as ***."""
+    head, sep, params = url.partition("/;")
+    shown = []
+    for param in params.split(";") if sep else []:
+        key, eq, value = param.partition("=")
+        shown.append(f"{key}{eq}{MASK if _SECRET_PARAM.search(key) and eq else value}")
+    return head + (sep + ";".join(shown) if sep else "")
 
 
 def mask_url(url: URL) -> str:

@@ -8,6 +8,7 @@ contracts keep them to it)::
     engine.name              # "postgresql" | "mariadb" | "mysql" | "spark" (the server's kind)
     engine.dialect           # sqlglot's: "postgres" | "mysql"
     engine.server_version()  # "PostgreSQL 15.20", "MariaDB 10.11.19"
+    engine.engine_info()     # {"name": "PostgreSQL", "version": "15.20", "dialect": "postgres"}
     engine.writable_privilege(tables)   # e.g. "INSERT on public.orders", or None
     engine.introspect(tables, sample_rows=10_000)  # [TableProfile], profiled on the engine
     engine.run(sql, tag="job-1:q3", timeout_s=8.5, label="query_id=3")  # -> QueryResult

@@ -121,17 +121,22 @@ class LiveEngine:
         conn, _ = self._pool.acquire()  # raises SourceRefused / SourceUnreachable
         try:
             self.name = backend.name_of(conn) if hasattr(backend, "name_of") else backend.NAME
-            self._version = backend.server_version(conn)
+            self.title, self._number = backend.product(conn)
         finally:
             self._pool.release(conn)
         self.dialect: str = backend.DIALECT
-        self.title = self._version.split(" ", 1)[0]
 
     # -- the public face ------------------------------------------------------------
 
     def server_version(self) -> str:
         """The server's product and version, e.g. ``"PostgreSQL 16.4"``."""
-        return self._version
+        return f"{self.title} {self._number}"
+
+    def engine_info(self) -> dict[str, str]:
+        """``{"name", "version", "dialect"}``: the product as the prompt and the
+        dataset's view name it, its version number and sqlglot's dialect, e.g.
+        ``{"name": "PostgreSQL", "version": "16.4", "dialect": "postgres"}``."""
+        return {"name": self.title, "version": self._number, "dialect": self.dialect}
 
     def run(self, sql: str, *, tag: str | None = None, timeout_s: float | None = None,
             label: str = "") -> QueryResult:

@@ -64,12 +64,13 @@ def prepare(conn: pymysql.connections.Connection) -> None:
     conn.autocommit(True)
 
 
-def server_version(conn: pymysql.connections.Connection) -> str:
+def product(conn: pymysql.connections.Connection) -> tuple[str, str]:
+    """The server's product and version number: ``("MariaDB", "10.11.6")``."""
     info = conn.get_server_info()  # "5.5.5-10.11.6-MariaDB-0+deb12u1" or "8.4.2"
     parts = info.split("-")
     # MariaDB before 11 announces itself as "5.5.5-" followed by its real version.
     number = parts[1] if parts[0] == "5.5.5" and len(parts) > 1 else parts[0]
-    return f"MariaDB {number}" if "mariadb" in info.lower() else f"MySQL {number}"
+    return ("MariaDB" if "mariadb" in info.lower() else "MySQL"), number
 
 
 def session_id(conn: pymysql.connections.Connection) -> int:

@@ -62,10 +62,11 @@ def prepare(conn: psycopg.Connection) -> None:
     conn.execute("SET application_name = 'sunrise-live'")
 
 
-def server_version(conn: psycopg.Connection) -> str:
+def product(conn: psycopg.Connection) -> tuple[str, str]:
+    """The server's product and version number: ``("PostgreSQL", "16.4")``."""
     number = conn.info.server_version  # e.g. 160004
     major, minor = number // 10000, number % 100
-    return f"{TITLE} {major}.{minor}" if major >= 10 else f"{TITLE} {number}"
+    return TITLE, f"{major}.{minor}" if major >= 10 else str(number)
 
 
 def session_id(conn: psycopg.Connection) -> int:

@@ -1,7 +1,7 @@
 """``SparkEngine``: a live dataset on Spark SQL over Spark Connect (``sc://host:port``).
 
 The same public face as ``LiveEngine`` (``name``, ``dialect``, ``server_version``,
-``writable_privilege``, ``introspect``, ``run``, ``cancel``, ``close``); it speaks
+``engine_info``, ``writable_privilege``, ``introspect``, ``run``, ``cancel``, ``close``); it speaks
 through the thin Connect client (``pyspark-client``, the ``spark`` extra), imported
 only when a Spark dataset is opened. One Connect session per engine, shared by the job
 threads (the client's operation tags are per thread). The layers of ``run``:
@@ -45,6 +45,7 @@ from engine.datasets.profile import (
     TopValue,
     json_ready,
 )
+from engine.datasets.sources import mask_spark_url
 from engine.live import spark_sql
 from engine.live.live_engine import LiveLimits
 from engine.live.query_slots import FleetSlots, LocalSlots, SlotsBusy
@@ -124,18 +125,6 @@ def open_spark(url: str, *, outbound: OutboundPolicy, limits: LiveLimits, redis:
     return SparkEngine(session, version, display, limits, slots)
 
 
-def mask_spark_url(url: str) -> str:
-    """The URL with its parameters' values that could be secrets (token, password...)
-    shown as ***."""
-    head, sep, params = url.partition("/;")
-    shown = []
-    for param in params.split(";") if sep else []:
-        key, eq, value = param.partition("=")
-        secret = any(word in key.lower() for word in ("token", "password", "secret"))
-        shown.append(f"{key}{eq}{'***' if secret and eq else value}")
-    return head + (sep + ";".join(shown) if sep else "")
-
-
 class SparkEngine:
     """A live Spark SQL source over Spark Connect (see the module doc). Thread-safe."""
 
@@ -146,7 +135,7 @@ class SparkEngine:
     def __init__(self, session: Any, version: str, display: str, limits: LiveLimits,
                  slots) -> None:
         self._spark = session
-        self._version = f"Spark {version}"
+        self._number = version
         self.display = display
         self.limits = limits
         self._slots = slots
@@ -158,7 +147,12 @@ class SparkEngine:
 
     def server_version(self) -> str:
         """``"Spark 4.2.1"``: the server's Spark version."""
-        return self._version
+        return f"Spark {self._number}"
+
+    def engine_info(self) -> dict[str, str]:
+        """``{"name": "Spark", "version": "4.2.1", "dialect": "spark"}`` (see
+        ``LiveEngine.engine_info``)."""
+        return {"name": "Spark", "version": self._number, "dialect": self.dialect}
 
     def writable_privilege(self, tables: list[str] | None = None) -> str | None:
         """Always None: Spark has no role model a Connect client can inspect (see the

@@ -305,6 +305,20 @@ def test_cli_startup_times_help_against_bare_python():
     assert help_row["ratio"] > 0 and ask_help_row["ratio"] > 0
 
 
+def test_live_engines_times_each_query_against_its_bare_driver():
+    from bench import live_engines
+
+    outcome = live_engines.run(smoke=True)
+    _check_shape(outcome, "live_engines")
+    measures = [r["measure"] for r in outcome["rows"]]
+    assert len(measures) == 4 and sum("postgresql" in m for m in measures) == 2
+    assert all(r["ratio"] > 0 and r["target"] == "≤ 1.3×" for r in outcome["rows"])
+    assert {"psycopg", "PyMySQL"} <= {r["baseline"].split("(")[1].rstrip(")")
+                                     for r in outcome["rows"]}
+    for sides in outcome["details"]["median_ms"].values():
+        assert sides["sunrise_ms"] > 0 and sides["bare_ms"] > 0
+
+
 def test_messy_files_measures_the_corpus_and_both_import_times():
     from bench import messy_files
 

@@ -257,3 +257,85 @@ def test_a_worker_closes_a_live_engine_nobody_used_for_a_while(settings, pg_live
         assert engine.run("SELECT 1").is_error  # closed: its connections are gone
     finally:
         datasets.close()
+
+
+@pytest.fixture(scope="module")
+def spark_live(spark_server) -> Iterator[object]:
+    """A Spark Connect session of the data owner's, with ``live_ds.measures``."""
+    from pyspark.sql.connect.session import SparkSession
+
+    session = SparkSession.builder.remote(spark_server.url).create()
+    session.sql("CREATE DATABASE IF NOT EXISTS live_ds")
+    session.sql("CREATE TABLE live_ds.measures (id INT, region STRING, amount DECIMAL(10,2)) "
+                "USING parquet")
+    session.sql("INSERT INTO live_ds.measures VALUES (1, 'north', 10.5), (2, 'south', 3), "
+                "(3, 'north', 1)")
+    yield session
+    session.sql("DROP DATABASE live_ds CASCADE")
+    session.stop()
+
+
+@pytest.mark.slow
+def test_a_spark_dataset_answers_in_spark_sql_from_rows_inserted_after_it_was_created(
+        client, auth, fake_llm, spark_server, spark_live):
+    dataset_id = create_live(client, auth, spark_server.url,
+                             tables=["live_ds.measures"])["dataset_id"]
+    view = wait_imported(client, auth, dataset_id, timeout=120)
+    assert view["status"] == "ready" and view["mode"] == "live", view
+    # Spark has no role model to read: no role check, no warning.
+    assert view["warnings"] == []
+    assert view["engine"]["name"] == "Spark" and view["engine"]["dialect"] == "spark", view
+    assert view["engine"]["version"].startswith("4."), view["engine"]
+    assert [t["rows"] for t in view["tables"]] == [3], view["tables"]
+
+    spark_live.sql("INSERT INTO live_ds.measures VALUES (4, 'east', 2), (5, 'west', 7)")
+    sql = "SELECT count(*) AS n FROM live_ds.measures"
+    marker = fake_llm.scenario("spark-count", [
+        {"tool_calls": [{"sql": sql}]},
+        {"text": '{"answerText": "There are 5 measures.", "charts": []}'}])
+    job = client.post("/v1/jobs", headers=auth, json={
+        "message": f"How many measures are there? {marker}",
+        "dataset_id": dataset_id}).get_json()
+    done = wait_for_status(client, auth, job["job_id"], timeout=120)
+    assert done["status"] == "succeeded", done
+    assert done["data_as_of"] and done["dataset_version"] == 1
+    requests = fake_llm.message_requests()
+    system = str(requests[0]["system"])
+    assert f"This is Spark {view['engine']['version']}; write Spark SQL" in system, system
+    # The model was given the count Spark computed now, not the 3 rows introspected.
+    tool_results = [block for r in requests[1:] for m in r["messages"]
+                    if isinstance(m["content"], list) for block in m["content"]
+                    if block.get("type") == "tool_result"]
+    assert tool_results and "5" in str(tool_results[0]["content"]), tool_results
+    assert client.get(f"/v1/datasets/{dataset_id}", headers=auth).get_json()["version"] == 1
+
+
+@pytest.mark.slow
+def test_cancelling_a_job_interrupts_its_spark_query(client, auth, fake_llm, spark_server,
+                                                     spark_live):
+    dataset_id = create_live(client, auth, spark_server.url,
+                             tables=["live_ds.measures"])["dataset_id"]
+    assert wait_imported(client, auth, dataset_id, timeout=120)["status"] == "ready"
+    log = spark_server.log
+
+    def count(needle: str) -> int:
+        return log.read_text(errors="replace").count(needle)
+
+    killed, running = count("[SPARK_JOB_CANCELLED]"), count("Running task")
+    # Minutes of work (4e10 pairs), little memory.
+    slow = ("SELECT count(*) AS n FROM range(0, 200000) AS a CROSS JOIN range(0, 200000) "
+            "AS b WHERE a.id + b.id > 7")
+    marker = fake_llm.scenario("spark-slow", [{"tool_calls": [{"sql": slow}]},
+                                              {"text": '{"answerText": "done", "charts": []}'}])
+    job = client.post("/v1/jobs", headers=auth, json={
+        "message": f"Count slowly {marker}", "dataset_id": dataset_id}).get_json()
+    wait_until(lambda: any(marker in str(r["messages"]) for r in fake_llm.message_requests()),
+               timeout=30, interval=0.1)
+    asked_sql = time.monotonic()  # the query starts after this: its 10 s limit too
+    wait_until(lambda: count("Running task") > running, timeout=20, interval=0.1)
+    assert client.post(f"/v1/jobs/{job['job_id']}/cancel", headers=auth).status_code == 202
+    wait_until(lambda: count("[SPARK_JOB_CANCELLED]") > killed, timeout=20, interval=0.1)
+    # Before the SQL tool's own 10 s limit could have stopped it: the cancel did.
+    assert time.monotonic() - asked_sql < 9.5
+    done = wait_for_status(client, auth, job["job_id"], timeout=30)
+    assert done["status"] == "cancelled", done

@@ -44,3 +44,12 @@ def test_a_missing_table_is_named(engine):
 def test_every_table_of_the_default_schema_without_a_list(engine):
     names = [t.name for t in engine.introspect(None, sample_rows=100)]
     assert {"orders", "regions", "audit"} <= set(names) and names == sorted(names)
+
+
+def test_engine_info_names_the_product_its_version_and_dialect(source, engine):
+    info = engine.engine_info()
+    expected = {"postgresql": ("PostgreSQL", "postgres"), "mariadb": ("MariaDB", "mysql")}
+    assert (info["name"], info["dialect"]) == expected[source.kind]
+    major, _, minor = info["version"].partition(".")
+    assert major.isdigit() and minor[:1].isdigit(), info
+    assert engine.server_version() == f"{info['name']} {info['version']}"

@@ -18,7 +18,6 @@ from engine.live.spark_sql import check_spark_statement
 from engine.live.statement_check import StatementRefused
 from engine.sql.sandbox import SqlSandbox
 from shared.outbound import OutboundPolicy
-from tests.utils.spark_server import spark_connect_server
 from worker.tools.sql_result_text import result_text
 
 pytestmark = pytest.mark.slow
@@ -37,12 +36,6 @@ LIMITS = LiveLimits(timeout_s=60.0, chart_row_limit=100, result_max_bytes=200_00
 # side of 200k longs).
 LONG_QUERY = ("SELECT count(*) AS n FROM range(0, 200000) AS a CROSS JOIN range(0, 200000) "
               "AS b WHERE a.id + b.id > 7")
-
-
-@pytest.fixture(scope="session")
-def spark_server(tmp_path_factory):
-    with spark_connect_server(tmp_path_factory.mktemp("spark")) as server:
-        yield server
 
 
 @pytest.fixture(scope="session")
@@ -93,6 +86,9 @@ def sandbox(tmp_path_factory):
 def test_engine_names_spark_and_its_version(engine):
     assert engine.name == "spark" and engine.dialect == "spark"
     assert engine.server_version().startswith("Spark 4.")
+    info = engine.engine_info()
+    assert info == {"name": "Spark", "version": engine.server_version().split(" ")[1],
+                    "dialect": "spark"}
     assert engine.writable_privilege(["orders"]) is None  # no role model to inspect
 
 

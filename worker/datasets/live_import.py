@@ -16,9 +16,9 @@ import queue
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
 
 from engine.datasets import DatabaseSource, TableProfile
+from engine.datasets.sources import source_database
 from shared.config import Settings
 from shared.errors import ImportTimedOut
 from shared.live_role import judge_role
@@ -50,15 +50,6 @@ class NotWantedAnyMore(Exception):
     """The dataset no longer wants this version (deleted) while it was introspected."""
 
 
-def engine_record(engine: Any) -> dict[str, str]:
-    """The version's ``engine``: ``{"name", "version", "dialect"}``, as the view shows it
-    and the prompt names it (``PostgreSQL``, ``16.4``, ``postgres``)."""
-    product = engine.server_version()
-    name, _, number = product.partition(" ")
-    return {"name": name or engine.name, "version": number or product,
-            "dialect": engine.dialect}
-
-
 def introspect_source(settings: Settings, url: str, tables: list[str] | None, *,
                       allow_writable: bool, dataset_id: str, version: int) -> LiveVersion:
     """Open, judge the role, introspect, close; raises the ``ImportFailed`` family
@@ -72,10 +63,10 @@ def introspect_source(settings: Settings, url: str, tables: list[str] | None, *,
     try:
         privilege = engine.writable_privilege(list(tables) if tables else None)
         warnings = judge_role(privilege, display=source.display, kind=engine.name,
-                              database=source.parsed().database or "",
+                              database=source_database(source),
                               allow_writable=allow_writable)
         profiles = engine.introspect(list(tables) if tables else None, sample_rows=SAMPLE_ROWS)
-        record = engine_record(engine)
+        record = engine.engine_info()  # the view shows it, the prompt names it
     finally:
         engine.close()
     return LiveVersion(dataset_id, version, profiles, record, warnings,
