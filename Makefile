@@ -9,7 +9,8 @@ STAMP := $(VENV)/.installed
 LOCK := requirements.txt
 DEV_LOCK := requirements-dev.txt
 UV_COMPILE := $(BIN)/uv pip compile pyproject.toml --quiet --generate-hashes \
-	--python-version 3.11 --python-platform x86_64-manylinux_2_28 --custom-compile-command 'make lock'
+	--python-version 3.11 --python-platform x86_64-manylinux_2_28 --custom-compile-command 'make lock' \
+	--overrides requirements-overrides.txt
 
 .PHONY: install lock demo test test-fast fault bench lint clean services
 

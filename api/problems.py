@@ -14,6 +14,7 @@ from shared.errors import (
     BadRequest,
     Conflict,
     DatasetQuotaExceeded,
+    Forbidden,
     ImportFailed,
     InvalidKey,
     NotFound,
@@ -33,7 +34,7 @@ logger = logging.getLogger(__name__)
 # The HTTP status of each kind of domain error (the most specific class listed wins);
 # anything else is a 500.
 HTTP_STATUS: dict[type[SunriseError], int] = {
-    BadRequest: 400, Unauthorized: 401, NotFound: 404, Conflict: 409, PayloadTooLarge: 413,
+    BadRequest: 400, Unauthorized: 401, Forbidden: 403, NotFound: 404, Conflict: 409, PayloadTooLarge: 413,
     ValidationFailed: 422, RateLimited: 429, ServiceUnavailable: 503,
     ImportFailed: 422, UnsupportedSource: 415, SourceTooLarge: 413,
     DatasetQuotaExceeded: 429, StorageQuotaExceeded: 413,

@@ -39,6 +39,12 @@ class InvalidKey(Unauthorized):
     """An API key was sent, but it is unknown or revoked."""
 
 
+class Forbidden(SunriseError):
+    """The caller is known, but its role or its key's scopes do not allow this (403)."""
+
+    code, title = "forbidden", "Forbidden"
+
+
 class NotFound(SunriseError):
     code, title = "not_found", "Not found"
 

@@ -23,6 +23,14 @@ PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;\\]+)", re.M)
 # Installed by `python -m venv` or being the project itself: not locked on purpose.
 NOT_LOCKED = {"pip", "setuptools", "sunrise"}
 RELOCK = "run `make lock` and commit pyproject.toml with both lock files"
+# Packages `make lock` drops on purpose (requirements-overrides.txt: a never-true marker).
+OVERRIDES = ROOT / "requirements-overrides.txt"
+
+
+def dropped_by_overrides() -> set[str]:
+    lines = (line.split("#")[0].strip() for line in OVERRIDES.read_text().splitlines())
+    return {canonicalize_name(Requirement(line).name) for line in lines
+            if line and "never" in line}
 
 
 def read_lock(path: Path) -> dict[str, str]:
@@ -65,12 +73,15 @@ def unsatisfied(roots: list[Requirement], lock: dict[str, str]) -> list[str]:
     lock (another test checks that)."""
     problems: list[str] = []
     seen: set[tuple[str, frozenset[str]]] = set()
+    dropped = dropped_by_overrides()
     queue: list[tuple[Requirement, frozenset[str]]] = [(r, frozenset({""})) for r in roots]
     while queue:
         req, parent_extras = queue.pop()
         if req.marker and not any(req.marker.evaluate({"extra": e}) for e in parent_extras):
             continue
         name = canonicalize_name(req.name)
+        if name in dropped:
+            continue
         if name not in lock:
             problems.append(f"{req} is not in the lock")
             continue
