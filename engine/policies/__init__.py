@@ -6,9 +6,9 @@ handle under them), ``check_rules`` (a PATCH's policies and masks against a sche
 ``PolicyRefused`` and ``FilterRefused``. docs/policies.md says what is promised.
 """
 from engine.policies.applied import AppliedPolicies, PolicedQueries, applied_for, blank_quoted
-from engine.policies.checks import check_rules
+from engine.policies.checks import check_rules, check_statements
 from engine.policies.filters import FilterRefused
 from engine.policies.rewrite import PolicyRefused
 
 __all__ = ["AppliedPolicies", "FilterRefused", "PolicedQueries", "PolicyRefused",
-           "applied_for", "blank_quoted", "check_rules"]
+           "applied_for", "blank_quoted", "check_rules", "check_statements"]

@@ -4,7 +4,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from engine.policies.filters import FilterRefused, filter_columns, parse_filter
+from sqlglot import exp
+
+from engine.policies.filters import FilterRefused, filter_columns, null_bound, parse_filter
 from engine.policies.rules import MASKS, Mask, Policy
 
 
@@ -42,3 +44,18 @@ def _table(columns: dict[str, set[str]], table: str, where: str) -> set[str]:
     if known is None:
         raise FilterRefused(f"{where}.table: the dataset has no table {table!r}")
     return known
+
+
+def check_statements(policies: Sequence[Mapping[str, Any]], *,
+                     dialect: str = "duckdb") -> list[tuple[int, str]]:
+    """For each policy, ``(index, SQL)`` that runs its filter on its table with every
+    placeholder as NULL: what a save runs to prove the filter works on the engine."""
+    statements = []
+    for index, data in enumerate(policies):
+        policy = Policy.from_dict(data)
+        condition = null_bound(parse_filter(policy.filter, dialect))
+        table = exp.to_table(policy.table, dialect=dialect) if "." in policy.table else \
+            exp.Table(this=exp.to_identifier(policy.table, quoted=True))
+        select = exp.select(exp.Count(this=exp.Star())).from_(table).where(condition)
+        statements.append((index, select.sql(dialect=dialect)))
+    return statements

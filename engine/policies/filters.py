@@ -118,3 +118,13 @@ def literal(value: Any) -> exp.Expression:
 
 def _first_line(exc: Exception) -> str:
     return str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
+
+
+def null_bound(tree: exp.Expression) -> exp.Expression:
+    """A copy of ``tree`` with every placeholder as ``NULL``: the filter as it would run,
+    for checking when it is saved (whatever the attribute's type)."""
+    holder = exp.Paren(this=tree.copy())
+    for column in list(holder.find_all(exp.Column)):
+        if column.table == _MARK:
+            column.replace(exp.null())
+    return holder.this
