@@ -62,6 +62,15 @@ def test_reaching_around_the_policy_is_refused(sales_sandbox, sql):
     assert "US" not in (result.error or "") and result.rows == []
 
 
+def test_column_catalogs_stay_readable_without_row_counts(sales_sandbox):
+    handle = _policed(sales_sandbox, region="EU")
+    for sql in ("SELECT column_name FROM duckdb_columns() WHERE table_name = 'sales'",
+                "SELECT column_name FROM information_schema.columns WHERE table_name = 'sales'"):
+        result = handle.run(sql)
+        assert not result.is_error, result.error
+        assert {"region", "amount"} <= {r[0] for r in result.rows}
+
+
 def test_attribute_crafted_as_sql_is_a_literal(sales_sandbox):
     result = _policed(sales_sandbox, region="' OR 1=1 --").run("SELECT count(*) FROM sales")
     assert not result.is_error and result.rows == [(0,)]
