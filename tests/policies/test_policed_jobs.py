@@ -9,6 +9,7 @@ import json
 import pytest
 
 from engine.datasets import TableProfile
+from engine.policies import policies_for_job
 from shared.events import EventLog
 from shared.principal import Principal, principal_for_job
 from shared.redis_client import redis_for
@@ -100,3 +101,24 @@ def test_profiles_are_recomputed_under_the_policy(settings, dataset_id):
         assert "sales (6 rows)" in policed.system_prompt or "6 rows" in policed.system_prompt
     finally:
         data.close()
+
+
+def test_the_policies_applied_to_a_job_are_described_for_the_audit(settings, dataset_id):
+    from shared.db import session_scope
+
+    job = _job_for(dataset_id)
+    data = TenantDatasets(settings, principal_of=_eu_viewer)
+    try:
+        assert data.for_job(job).policies == ("sales: rows where region = 'EU'",
+                                              "sales.customer: redact")
+    finally:
+        data.close()
+    with session_scope(settings.database_url) as s:  # the tenant's key: an owner, exempt
+        assert policies_for_job(s, job) == []
+        assert policies_for_job(s, _job_for(None)) == []
+
+
+def _job_for(dataset_id):
+    from tests.datasets.test_data_source import _job
+
+    return _job(dataset_id, 1 if dataset_id else None)

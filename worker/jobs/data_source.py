@@ -72,6 +72,8 @@ class JobData:
     system_prompt: str
     as_of: dt.datetime | None = None
     cancel: Callable[[], None] | None = None
+    # The row policies and masks the job runs under, one line each (for the audit).
+    policies: tuple[str, ...] = ()
 
     def data_as_of(self) -> dt.datetime | None:
         first = getattr(self.sandbox, "first_query_at", None)
@@ -226,7 +228,8 @@ class TenantDatasets:
         handle = PolicedQueries(data.sandbox, applied, dialect=dialect, schema=schema)
         logger.info("job %s: policies applied: %s", job.id, "; ".join(applied.describe()))
         prompt = self.policed_prompt(key, applied.key(), handle, profiles)
-        return dataclasses.replace(data, sandbox=handle, system_prompt=prompt)
+        return dataclasses.replace(data, sandbox=handle, system_prompt=prompt,
+                                   policies=tuple(applied.describe()))
 
     def policed_prompt(self, key: tuple[str, int], policy_key: str, handle: PolicedQueries,
                        profiles: list[TableProfile]) -> str:
