@@ -10,7 +10,8 @@ from engine.policies.applied import AppliedPolicies, PolicedQueries, applied_for
 from engine.policies.audit import policies_for_job
 from engine.policies.checks import check_rules, check_statements
 from engine.policies.filters import FilterRefused
+from engine.policies.profiles import policed_profiles
 from engine.policies.rewrite import PolicyRefused
 
 __all__ = ["AppliedPolicies", "FilterRefused", "PolicedQueries", "PolicyRefused",
-           "applied_for", "blank_quoted", "check_rules", "check_statements", "policies_for_job"]
+           "applied_for", "blank_quoted", "check_rules", "check_statements", "policed_profiles", "policies_for_job"]

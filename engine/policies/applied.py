@@ -15,15 +15,20 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import sqlglot
+
 from engine.policies.filters import bind_filter, parse_filter
 from engine.policies.rewrite import PolicyRefused, TableRule, rewrite
 from engine.policies.rules import Mask, Policy, binding
 from engine.sql.query_result import QueryResult
+
+logger = logging.getLogger(__name__)
 
 # Engines whose SQL the rewrite handles; others refuse every query under a policy.
 POLICED_DIALECTS = ("duckdb", "postgres")
@@ -114,6 +119,10 @@ class PolicedQueries:
             policed = self.police(sql)
         except PolicyRefused as refused:
             return QueryResult.failed(text, refused.message, 0.0)
+        except (sqlglot.errors.SqlglotError, ValueError, TypeError) as exc:
+            logger.warning("a statement could not be policed: %r", exc)
+            return QueryResult.failed(text, "this dataset has row policies and the statement "
+                                      "could not be rewritten under them; simplify it", 0.0)
         result = self.inner.run(policed, **kwargs)
         if result.is_error and result.error:
             result = QueryResult.failed(result.sql, blank_quoted(result.error), result.ms)

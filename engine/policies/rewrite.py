@@ -70,6 +70,9 @@ def rewrite(sql: str, rules: dict[str, TableRule], schema: Sequence[tuple[str, S
                             "... SELECT) statement; SUMMARIZE, DESCRIBE, SHOW and PIVOT "
                             "statements cannot be policed")
     tree = trees[0]
+    if tree.find(exp.Command) is not None:  # text sqlglot kept unparsed: unchecked
+        raise PolicyRefused("this dataset has row policies and part of the statement could "
+                            "not be read to apply them; write it as a plain SELECT")
     ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
     for name in ctes:
         if name in {k[-1] for k in tables} or name in {k[-1] for k in refused}:
@@ -119,7 +122,7 @@ def _derived(table: exp.Table, original: str, columns: Sequence, rule: TableRule
     source = exp.Table(this=exp.to_identifier(table.name, quoted=True),
                        db=exp.to_identifier(table.db, quoted=True) if table.db else None)
     projection = [_masked(col, typ, rule.masks.get(col), dialect) for col, typ in columns]
-    select = exp.select(*projection).from_(source)
+    select = exp.Select().select(*projection, copy=False).from_(source, copy=False)
     if rule.conditions:
         conditions = [c.copy() for c in rule.conditions]
         for condition in conditions:  # the policed table's columns, never an outer one
@@ -127,7 +130,7 @@ def _derived(table: exp.Table, original: str, columns: Sequence, rule: TableRule
                 column.set("table", exp.to_identifier(table.name, quoted=True))
                 if table.db:
                     column.set("db", exp.to_identifier(table.db, quoted=True))
-        select = select.where(exp.and_(*conditions))
+        select = select.where(exp.and_(*conditions, copy=False), copy=False)
     return exp.Subquery(this=select, alias=alias.copy())
 
 

@@ -38,8 +38,7 @@ from typing import Any, Protocol
 from sqlalchemy import select
 
 from engine.datasets import TableProfile, version_path
-from engine.policies import PolicedQueries, applied_for
-from engine.policies.profiles import policed_profiles
+from engine.policies import FilterRefused, PolicedQueries, applied_for, policed_profiles
 from engine.sql.query_result import QueryResult
 from engine.sql.sandbox import SqlSandbox, get_sandbox, sandbox_settings
 from shared.config import Settings
@@ -225,7 +224,11 @@ class TenantDatasets:
         with self._lock:
             profiles = list(self._tables[key])
         schema = [(t.name, [(c.name, c.type) for c in t.columns]) for t in profiles]
-        handle = PolicedQueries(data.sandbox, applied, dialect=dialect, schema=schema)
+        try:
+            handle = PolicedQueries(data.sandbox, applied, dialect=dialect, schema=schema)
+        except FilterRefused as exc:  # saved under another engine's dialect, say
+            raise JobFailure("policy_invalid", f"A row policy of this dataset cannot be "
+                             f"applied ({exc}); an admin must correct it.") from None
         logger.info("job %s: policies applied: %s", job.id, "; ".join(applied.describe()))
         prompt = self.policed_prompt(key, applied.key(), handle, profiles)
         return dataclasses.replace(data, sandbox=handle, system_prompt=prompt,
