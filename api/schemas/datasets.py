@@ -118,7 +118,7 @@ class ColumnOut(BaseModel):
                                              "that looks like numbers or dates but was not "
                                              "converted: the re-type to offer.")
     null_fraction: float
-    distinct: int
+    distinct: int | None
     min: Any
     max: Any
     top_values: list[TopValueOut]
@@ -126,7 +126,8 @@ class ColumnOut(BaseModel):
 
 class TableSummaryOut(BaseModel):
     name: str
-    rows: int
+    rows: int | None = Field(description="null when a row policy shows the caller only part "
+                             "of the table (its profile's figures are left out too).")
     description: str | None = Field(description="What people wrote about the table, else "
                                     "what the import did to it (e.g. totals rows left out).")
     warnings: list[str] = Field(default_factory=list, description="What the import could "

@@ -12,15 +12,17 @@ from __future__ import annotations
 from typing import Any
 
 import duckdb
+from flask import has_request_context
 
 from api.acting import current_principal
 from api.schemas.datasets import DatasetPatch
 from engine.datasets import version_path
-from engine.policies import FilterRefused, check_rules, check_statements
+from engine.policies import FilterRefused, applied_for, check_rules, check_statements
 from engine.sql.sandbox import SqlSandbox, sandbox_settings
 from shared.config import Settings
 from shared.errors import Conflict, Forbidden, ServiceUnavailable, ValidationFailed
 from shared.models import Dataset, DatasetVersion
+from shared.principal import Principal
 
 RULE_KEYS = frozenset({"policies", "masks"})
 
@@ -77,3 +79,29 @@ def _run_filters(settings: Settings, dataset_id: str, version: int, policies: li
                 raise ValidationFailed(f"policies[{index}].filter does not run: {result.error}")
     finally:
         sandbox.close()
+
+
+def visible_view(row: Dataset, view: dict) -> dict:
+    """``view`` (the dataset's JSON) as the asking principal may see it: for each table a
+    policy or mask binds them, the profile's figures (row count, top values, min, max,
+    distinct count, suggestions) are left out -- they describe rows they may not see --
+    and so are the examples. Outside a request (a stream's late read) it assumes a viewer
+    with no attributes: never more than any user may see."""
+    if not (row.policies or row.masks):
+        return view
+    principal = (current_principal() if has_request_context()
+                 else Principal(tenant_id=row.tenant_id, role="viewer"))
+    bound = {name.lower() for name in applied_for(row.policies, row.masks, principal).tables()}
+    if not bound:
+        return view
+    tables = [_without_figures(t) if t["name"].lower() in bound else t
+              for t in view.get("tables", ())]
+    return {**view, "tables": tables, "examples": []}
+
+
+def _without_figures(table: dict) -> dict:
+    table = {**table, "rows": None}
+    if "columns" in table:
+        table["columns"] = [{**c, "min": None, "max": None, "top_values": [], "distinct": None,
+                             "suggestion": None} for c in table["columns"]]
+    return table

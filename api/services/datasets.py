@@ -22,7 +22,12 @@ from api.pagination import after_cursor, page
 from api.resources import Resources
 from api.retype_check import check_retypes, plan_retypes
 from api.schemas.datasets import DatasetCreate, DatasetPatch
-from api.services.dataset_policies import RULE_KEYS, check_policies, set_policies
+from api.services.dataset_policies import (
+    RULE_KEYS,
+    check_policies,
+    set_policies,
+    visible_view,
+)
 from api.services.dataset_quota import check_room, tenant_usage
 from api.services.live_sources import check_role_now
 from api.sse import already_delivered, event_stream, stored_end
@@ -215,7 +220,8 @@ def _current(s, row: Dataset) -> DatasetVersion | None:
 
 
 def _view(s, row: Dataset, *, columns: bool = True) -> dict:
-    return linked_dataset(dataset_to_dict(row, _current(s, row), columns=columns))
+    return visible_view(row, linked_dataset(dataset_to_dict(row, _current(s, row),
+                                                           columns=columns)))
 
 
 def list_datasets(res: Resources, tenant_id: int, *, limit: int, cursor: str | None) -> dict:

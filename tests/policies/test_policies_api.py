@@ -83,3 +83,19 @@ def test_only_admins_set_policies(client, auth, dataset_id, acting, role):
     assert response.status_code == 403, response.get_data(as_text=True)
     acting["role"] = "admin"
     assert _patch(client, auth, dataset_id, {"policies": [POLICY]}).status_code == 200
+
+
+def test_a_viewer_under_a_policy_gets_no_profile_figures_of_other_rows(client, auth,
+                                                                      dataset_id, acting):
+    assert _patch(client, auth, dataset_id, {"policies": [POLICY], "examples": [
+        {"question": "US revenue?", "sql": "SELECT sum(amount) FROM sales"}]}).status_code == 200
+    owner = client.get(f"/v1/datasets/{dataset_id}", headers=auth).get_data(as_text=True)
+    assert "APAC" in owner and "US revenue?" in owner  # the owner is exempt
+    acting["role"] = "viewer"
+    for path in (f"/v1/datasets/{dataset_id}", "/v1/datasets"):
+        response = client.get(path, headers=auth)
+        assert response.status_code == 200
+        text = response.get_data(as_text=True)
+        assert "APAC" not in text and "US revenue?" not in text, path
+    (table,) = client.get(f"/v1/datasets/{dataset_id}", headers=auth).get_json()["tables"]
+    assert table["rows"] is None and all(c["top_values"] == [] for c in table["columns"])
