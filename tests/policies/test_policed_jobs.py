@@ -122,3 +122,19 @@ def _job_for(dataset_id):
     from tests.datasets.test_data_source import _job
 
     return _job(dataset_id, 1 if dataset_id else None)
+
+
+def test_a_stored_policy_that_no_longer_parses_fails_the_job_saying_so(settings, dataset_id):
+    from shared.db import session_scope
+    from shared.errors import JobFailure
+    from shared.models import Dataset
+
+    with session_scope(settings.database_url) as s:
+        s.get(Dataset, dataset_id).policies = [{"table": "sales", "filter": "region = = 1"}]
+    data = TenantDatasets(settings, principal_of=_eu_viewer)
+    try:
+        with pytest.raises(JobFailure) as failed:
+            data.for_job(_job_for(dataset_id))
+        assert failed.value.code == "policy_invalid" and "admin" in str(failed.value.detail)
+    finally:
+        data.close()
