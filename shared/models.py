@@ -298,6 +298,9 @@ class Dataset(Base):
     refresh_cron: Mapped[str | None] = mapped_column(String(100), nullable=True)
     refresh_timezone: Mapped[str | None] = mapped_column(String(64), nullable=True)
     next_refresh_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime, nullable=True)
+    # Row policies and column masks (engine/policies; docs/policies.md); null: none.
+    policies: Mapped[list[dict[str, Any]] | None] = mapped_column(JSON, nullable=True)
+    masks: Mapped[list[dict[str, Any]] | None] = mapped_column(JSON, nullable=True)
 
 
 class DatasetRefreshSlot(Base):

@@ -118,7 +118,7 @@ class ColumnOut(BaseModel):
                                              "that looks like numbers or dates but was not "
                                              "converted: the re-type to offer.")
     null_fraction: float
-    distinct: int
+    distinct: int | None
     min: Any
     max: Any
     top_values: list[TopValueOut]
@@ -126,7 +126,8 @@ class ColumnOut(BaseModel):
 
 class TableSummaryOut(BaseModel):
     name: str
-    rows: int
+    rows: int | None = Field(description="null when a row policy shows the caller only part "
+                             "of the table (its profile's figures are left out too).")
     description: str | None = Field(description="What people wrote about the table, else "
                                     "what the import did to it (e.g. totals rows left out).")
     warnings: list[str] = Field(default_factory=list, description="What the import could "
@@ -187,6 +188,9 @@ class DatasetOut(BaseModel):
                                        "only when asked.")
     next_refresh_at: str | None = Field(description="ISO 8601 (UTC): the next scheduled "
                                         "refresh.")
+    policies: list[PolicyIn] = Field(default_factory=list, description="Row policies "
+                                     "(docs/policies.md).")
+    masks: list[MaskIn] = Field(default_factory=list, description="Column masks.")
     warnings: list[str] = Field(description="What the last import found worth saying: "
                                 "the dataset's own (e.g. a live source's role that can "
                                 "write), then each table's as \"<table>: <message>\" (e.g. a "
@@ -224,6 +228,26 @@ class DatasetListQuery(ListQuery):
     limit: int = Field(default=100, ge=1, le=100)  # a page held every dataset before paging
 
 
+class PolicyIn(Strict):
+    table: str = Field(min_length=1, max_length=200)
+    filter: str = Field(min_length=1, max_length=4000, description="A SQL condition on the "
+                        "table's columns; {user.<attribute>} is bound as a literal of the "
+                        "user's attribute (a list: IN (...); missing: no row).")
+    groups: list[Annotated[str, StringConstraints(min_length=1, max_length=200)]] | None = \
+        Field(default=None, max_length=100, description="Only users in one of these groups "
+              "(absent: everyone).")
+    exempt_admins: bool = True
+
+
+class MaskIn(Strict):
+    table: str = Field(min_length=1, max_length=200)
+    column: str = Field(min_length=1, max_length=200)
+    mask: Literal["null", "hash", "redact"]
+    groups: list[Annotated[str, StringConstraints(min_length=1, max_length=200)]] | None = \
+        Field(default=None, max_length=100)
+    exempt_admins: bool = True
+
+
 class DatasetPatch(DatasetNotes):
     """Annotations (each key given replaces that part; ``tables`` per table), corrections,
     ``default``: true makes this the tenant's default dataset, false stops it being, and
@@ -243,6 +267,11 @@ class DatasetPatch(DatasetNotes):
                                       "(a new version each time; the current one serves "
                                       "until it is ready, and stays when a refresh "
                                       "fails); null: no schedule.")
+    policies: list[PolicyIn] | None = Field(default=None, max_length=200, description="Row "
+                                            "policies (admins only; replaces the list; null "
+                                            "or []: none). Each filter is run when saved.")
+    masks: list[MaskIn] | None = Field(default=None, max_length=500, description="Column "
+                                       "masks (admins only; replaces the list).")
 
 
 class ImportProgressEvent(BaseModel):

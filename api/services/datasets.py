@@ -22,6 +22,12 @@ from api.pagination import after_cursor, page
 from api.resources import Resources
 from api.retype_check import check_retypes, plan_retypes
 from api.schemas.datasets import DatasetCreate, DatasetPatch
+from api.services.dataset_policies import (
+    RULE_KEYS,
+    check_policies,
+    set_policies,
+    visible_view,
+)
 from api.services.dataset_quota import check_room, tenant_usage
 from api.services.live_sources import check_role_now
 from api.sse import already_delivered, event_stream, stored_end
@@ -214,7 +220,8 @@ def _current(s, row: Dataset) -> DatasetVersion | None:
 
 
 def _view(s, row: Dataset, *, columns: bool = True) -> dict:
-    return linked_dataset(dataset_to_dict(row, _current(s, row), columns=columns))
+    return visible_view(row, linked_dataset(dataset_to_dict(row, _current(s, row),
+                                                           columns=columns)))
 
 
 def list_datasets(res: Resources, tenant_id: int, *, limit: int, cursor: str | None) -> dict:
@@ -262,6 +269,7 @@ def patch_dataset(res: Resources, tenant_id: int, dataset_id: str,
     with res.session() as s:
         row = _owned(s, tenant_id, dataset_id)
         current = _current(s, row)
+        rules = check_policies(res.settings, row, current, body)
         before = annotations_of(row)
         merged = before.model_dump()
         for key in notes - {"tables"}:
@@ -311,6 +319,7 @@ def patch_dataset(res: Resources, tenant_id: int, dataset_id: str,
             row.is_default = body.default
         if "refresh" in given:
             set_schedule(row, schedule, utcnow())
+        set_policies(row, rules)
         row.updated_at = utcnow()
         building = _start_import(s, res.settings, row) if reimport else None
         s.flush()
@@ -343,7 +352,7 @@ def _start_import(s, settings, row: Dataset) -> int:
 
 
 # The PATCH keys that are not annotations.
-NOT_ANNOTATIONS = frozenset({"default", "refresh"})
+NOT_ANNOTATIONS = frozenset({"default", "refresh", *RULE_KEYS})
 
 
 def set_schedule(row: Dataset, schedule: RefreshSchedule | None, now) -> None:

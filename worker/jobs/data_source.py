@@ -38,6 +38,7 @@ from typing import Any, Protocol
 from sqlalchemy import select
 
 from engine.datasets import TableProfile, version_path
+from engine.policies import FilterRefused, PolicedQueries, applied_for, policed_profiles
 from engine.sql.query_result import QueryResult
 from engine.sql.sandbox import SqlSandbox, get_sandbox, sandbox_settings
 from shared.config import Settings
@@ -46,6 +47,7 @@ from shared.db import session_factory
 from shared.errors import JobFailure, SunriseError
 from shared.models import Dataset, DatasetVersion
 from shared.outbound import OutboundPolicy
+from shared.principal import Principal, principal_for_job
 from shared.redis_client import redis_for
 from shared.sealed import UnreadableSecret, unseal
 from worker.agent.system_prompt import PromptEngine, build_system_prompt
@@ -69,6 +71,8 @@ class JobData:
     system_prompt: str
     as_of: dt.datetime | None = None
     cancel: Callable[[], None] | None = None
+    # The row policies and masks the job runs under, one line each (for the audit).
+    policies: tuple[str, ...] = ()
 
     def data_as_of(self) -> dt.datetime | None:
         first = getattr(self.sandbox, "first_query_at", None)
@@ -152,8 +156,10 @@ class TenantDatasets:
     """Jobs naming a dataset read the version they pinned; the others go to ``builtin``."""
 
     def __init__(self, settings: Settings, *, builtin: DataSource | None = None,
-                 today: Callable[[], dt.date] = dt.date.today, capacity: int = OPEN_VERSIONS):
+                 today: Callable[[], dt.date] = dt.date.today, capacity: int = OPEN_VERSIONS,
+                 principal_of: Callable[[Any, ClaimedJob], Principal] = principal_for_job):
         self.settings = settings
+        self.principal_of = principal_of
         self.builtin = builtin or BuiltInDataset(settings, today=today)
         self.sessions = session_factory(settings.database_url)
         self.today = today
@@ -177,8 +183,9 @@ class TenantDatasets:
             raise JobFailure("dataset_not_found", f"Version {job.dataset_version} of dataset "
                              f"{job.dataset_id} is not available (deleted?).")
         self.open_version(key, path)  # opened now: a file that cannot be opened fails the job here
-        return JobData(VersionSandbox(self, key, path), self.version_prompt(*key),
+        data = JobData(VersionSandbox(self, key, path), self.version_prompt(*key),
                        as_of=facts.finished_at)
+        return self._policed(job, key, data, "duckdb")
 
     def _live_job(self, job: ClaimedJob, key: tuple[str, int], facts: VersionFacts) -> JobData:
         """The job's handle on its live version; the engine opened now, so that a source
@@ -194,7 +201,61 @@ class TenantDatasets:
         with self._lock:
             tables = self._tables[key]
         handle = LiveQueries(self.live, key, url, job.id, tables)
-        return JobData(handle, prompt, cancel=lambda: self.live.cancel(job.id, key))
+        data = JobData(handle, prompt, cancel=lambda: self.live.cancel(job.id, key))
+        return self._policed(job, key, data, (facts.engine or {}).get("dialect") or "duckdb")
+
+    def _policed(self, job: ClaimedJob, key: tuple[str, int], data: JobData,
+                 dialect: str) -> JobData:
+        """``data`` as the job's principal may see it: unchanged when no policy or mask of
+        the dataset binds them; else every query rewritten under them (``PolicedQueries``:
+        the tool's results, summaries, charts and the number check's evidence all come
+        from it) and a prompt whose figures and value hints are recomputed under them,
+        without the dataset's examples (their SQL and questions may name hidden values).
+        """
+        with self.sessions() as s:
+            rules = s.execute(select(Dataset.policies, Dataset.masks)
+                              .where(Dataset.id == key[0])).first()
+            if rules is None or not (rules.policies or rules.masks):
+                return data
+            principal = self.principal_of(s, job)
+        applied = applied_for(rules.policies, rules.masks, principal)
+        if applied.empty:
+            return data
+        with self._lock:
+            profiles = list(self._tables[key])
+        schema = [(t.name, [(c.name, c.type) for c in t.columns]) for t in profiles]
+        try:
+            handle = PolicedQueries(data.sandbox, applied, dialect=dialect, schema=schema)
+        except FilterRefused as exc:  # saved under another engine's dialect, say
+            raise JobFailure("policy_invalid", f"A row policy of this dataset cannot be "
+                             f"applied ({exc}); an admin must correct it.") from None
+        logger.info("job %s: policies applied: %s", job.id, "; ".join(applied.describe()))
+        prompt = self.policed_prompt(key, applied.key(), handle, profiles)
+        return dataclasses.replace(data, sandbox=handle, system_prompt=prompt,
+                                   policies=tuple(applied.describe()))
+
+    def policed_prompt(self, key: tuple[str, int], policy_key: str, handle: PolicedQueries,
+                       profiles: list[TableProfile]) -> str:
+        """The version's prompt for one effective policy (``policy_key``), built once per
+        (version, annotations, day, policy)."""
+        with self.sessions() as s:
+            notes = s.scalar(select(Dataset.annotations).where(Dataset.id == key[0]))
+        cache_key = (*key, self.today(), json.dumps(notes or {}, sort_keys=True), policy_key)
+        with self._lock:
+            cached = self._prompts.get(cache_key)
+        if cached is not None:
+            return cached
+        facts = self.version_facts(key)
+        annotations = Annotations.model_validate({**(notes or {}), "examples": []})
+        prompt = build_dataset_prompt(policed_profiles(profiles, handle), cache_key[2],
+                                      annotations,
+                                      token_budget=self.settings.dataset_prompt_token_budget,
+                                      engine=PromptEngine.of(facts.engine if facts else None))
+        with self._lock:
+            self._prompts[cache_key] = prompt
+            while len(self._prompts) > CACHED_PROMPTS:
+                self._prompts.popitem(last=False)
+        return prompt
 
     def _open_live(self, key: tuple[str, int], url: str) -> Any:
         from engine.live import LiveLimits, open_engine
