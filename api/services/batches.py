@@ -13,7 +13,7 @@ import redis
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
-from api.idempotency import after_race, body_hash, earlier
+from api.idempotency import after_race, body_hash, earlier, not_anothers
 from api.limits import check_questions
 from api.links import batch_event_data, batch_links, linked_batch, linked_job
 from api.resources import Resources
@@ -102,6 +102,8 @@ def _commit_batch(res: Resources, tenant_id: int, body: BatchCreate, idempotency
         if idempotency_key:
             existing = earlier(s, Batch, tenant_id, idempotency_key, digest)
             if existing is not None:
+                not_anothers(existing, None if principal is None or principal.is_admin
+                             else principal.user_id)
                 return _Committed(existing=_accepted_of(s, existing))
         dataset = pin_dataset(s, tenant_id, body.dataset_id, principal)
         try:

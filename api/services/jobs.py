@@ -13,7 +13,7 @@ from sqlalchemy import bindparam, func, or_, select
 from sqlalchemy.exc import IntegrityError
 
 from api.event_hub import HubUnavailable, Subscription
-from api.idempotency import after_race, body_hash, same_body
+from api.idempotency import after_race, body_hash, not_anothers, same_body
 from api.links import job_event_data, linked_job
 from api.resources import Resources
 from api.schemas.jobs import JobCreate
@@ -72,15 +72,16 @@ def _commit_job(res: Resources, tenant_id: int, body: JobCreate, idempotency_key
     # question takes. An IntegrityError leaves the block, so the transaction (and a
     # conversation it inserted) is rolled back before the race is looked into.
     try:
+        owner = None if principal is None or principal.is_admin else principal.user_id
         with res.driver.begin() as conn:
             if idempotency_key:
                 existing = conn.execute(_EARLIER, {"tenant_id": tenant_id,
                                                    "idempotency_key": idempotency_key}).first()
                 if existing is not None:
+                    not_anothers(existing, owner)
                     same_body(existing, digest)
                     return _view(existing), False
             _check_concurrency(res, conn, tenant_id)
-            owner = None if principal is None or principal.is_admin else principal.user_id
             conversation_id = _conversation_for(conn, tenant_id, body, owner)
             dataset_id, version = pin_dataset(conn, tenant_id, body.dataset_id, principal)
             job = insert_job(conn, tenant_id=tenant_id, conversation_id=conversation_id,

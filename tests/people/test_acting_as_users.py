@@ -143,3 +143,17 @@ def test_a_disabled_user_is_refused(client, auth, settings):
     with session_scope(settings.database_url) as s:
         s.get(User, gone).disabled = True
     assert client.get("/v1/me", headers=acting(auth, "gone")).status_code == 403
+
+
+def test_another_users_idempotency_key_does_not_give_back_their_job(client, auth):
+    first = client.post("/v1/jobs", headers={**acting(auth, "bob"), "Idempotency-Key": "k-1"},
+                        json={"message": "Bob's question"})
+    assert first.status_code == 202
+    replay = client.post("/v1/jobs", headers={**acting(auth, "alice"),
+                                              "Idempotency-Key": "k-1"},
+                         json={"message": "Bob's question"})
+    assert replay.status_code == 409
+    assert first.get_json()["job_id"] not in replay.get_data(as_text=True)
+    again = client.post("/v1/jobs", headers={**acting(auth, "bob"), "Idempotency-Key": "k-1"},
+                        json={"message": "Bob's question"})
+    assert again.get_json()["job_id"] == first.get_json()["job_id"]
