@@ -113,8 +113,9 @@ def patch_dataset(dataset_id: str):
         view["access"] = dataset_service.set_access(
             resources(), g.tenant_id, dataset_id,
             body.access.model_dump() if body.access else None, actor(), principal.user_id)
-    note("dataset.update", dataset_id,
-         {"fields": sorted(body.model_fields_set - {"access"})})
+    changed = sorted(body.model_fields_set - {"access"})
+    if changed:
+        note("dataset.update", dataset_id, {"fields": changed})
     return (view, 202, {"Location": view["links"]["self"]}) if reimporting else view
 
 
@@ -125,7 +126,9 @@ def patch_dataset(dataset_id: str):
 @bp.post("/<dataset_id>/refresh")
 def refresh_dataset(dataset_id: str):
     require(role="admin", scope="datasets")
-    return _accepted(dataset_service.refresh_dataset(resources(), g.tenant_id, dataset_id))
+    accepted = dataset_service.refresh_dataset(resources(), g.tenant_id, dataset_id)
+    note("dataset.update", dataset_id, {"refresh": True})
+    return _accepted(accepted)
 
 
 @spec.doc("DELETE", "/v1/datasets/{dataset_id}", "Delete the dataset (its files go once no "

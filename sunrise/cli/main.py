@@ -192,6 +192,7 @@ def keys_list(tenant: str) -> None:
 def keys_revoke(key_id: int) -> None:
     """Revoke key KEY_ID (see `keys list`). API processes that used it may still accept it
     for up to SUNRISE_KEY_CACHE_S seconds."""
+    from shared.audit import record
     from shared.db import session_scope
     from shared.keys import revoke_key
 
@@ -199,6 +200,7 @@ def keys_revoke(key_id: int) -> None:
         key = revoke_key(s, key_id)
         if key is None:
             raise click.ClickException(f"no key {key_id}")
+        record(s, key.tenant_id, "key.revoke", actor="cli", target=key.prefix)
         click.echo(f"key {key_id} ({key.prefix}…) revoked at {key.revoked_at.isoformat()}; "
                    f"cached API processes may accept it for up to "
                    f"{_settings().key_cache_s:g} s more")

@@ -42,13 +42,17 @@ def test_users_keys_and_audit_from_the_command_line(cli_env, tmp_path):  # noqa:
                    "--role", "god")
     assert role.returncode != 0
 
+    first_id = sunrise(cli_env, "keys", "list", "--tenant", "acme").stdout.split("\t")[0]
+    assert sunrise(cli_env, "keys", "revoke", first_id).returncode == 0
+
     out = tmp_path / "audit.jsonl"
     exported = sunrise(cli_env, "audit", "export", "--tenant", "acme", "--from",
                        "2000-01-01", "-o", str(out))
     assert exported.returncode == 0, exported.stderr
     entries = [json.loads(line) for line in out.read_text().splitlines()]
-    assert [e["action"] for e in entries] == ["user.create", "key.create", "key.create"]
+    assert [e["action"] for e in entries] == ["user.create", "key.create", "key.create",
+                                              "key.revoke"]
     assert all(e["actor"] == "cli" for e in entries)
-    assert "3 entries" in exported.stderr
+    assert "4 entries" in exported.stderr
     missing = sunrise(cli_env, "audit", "export", "--tenant", "nobody")
     assert missing.returncode != 0 and "no tenant named 'nobody'" in missing.stderr
