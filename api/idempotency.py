@@ -48,6 +48,14 @@ def earlier(s: Session, model: type[Row], tenant_id: int, key: str, digest: str)
     return row
 
 
+def not_anothers(row: Any, owner: int | None) -> None:
+    """Raise Conflict when ``row`` (made under the request's key) belongs to a user other
+    than ``owner`` (a viewer's or analyst's own id; None: may see every user's): its view
+    is not theirs to be given back."""
+    if owner is not None and getattr(row, "user_id", None) != owner:
+        raise Conflict(f"This {HEADER} was already used by another request.")
+
+
 def same_body(row: Any, digest: str) -> None:
     """Raise Conflict unless ``row`` (made under the request's key) was made from a body
     hashed ``digest``."""

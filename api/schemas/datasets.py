@@ -191,6 +191,8 @@ class DatasetOut(BaseModel):
     policies: list[PolicyIn] = Field(default_factory=list, description="Row policies "
                                      "(docs/policies.md).")
     masks: list[MaskIn] = Field(default_factory=list, description="Column masks.")
+    access: DatasetAccess | None = Field(default=None, description="Who may ask it besides "
+                                         "admins and owners; null: the whole tenant.")
     warnings: list[str] = Field(description="What the last import found worth saying: "
                                 "the dataset's own (e.g. a live source's role that can "
                                 "write), then each table's as \"<table>: <message>\" (e.g. a "
@@ -246,6 +248,15 @@ class MaskIn(Strict):
     groups: list[Annotated[str, StringConstraints(min_length=1, max_length=200)]] | None = \
         Field(default=None, max_length=100)
     exempt_admins: bool = True
+AccessName = Annotated[str, StringConstraints(min_length=1, max_length=200)]
+
+
+class DatasetAccess(Strict):
+    """Who may ask the dataset besides admins and owners: members of any of ``groups``
+    and the users listed by external id in ``users``."""
+
+    groups: list[AccessName] = Field(default_factory=list, max_length=500)
+    users: list[AccessName] = Field(default_factory=list, max_length=500)
 
 
 class DatasetPatch(DatasetNotes):
@@ -272,6 +283,9 @@ class DatasetPatch(DatasetNotes):
                                             "or []: none). Each filter is run when saved.")
     masks: list[MaskIn] | None = Field(default=None, max_length=500, description="Column "
                                        "masks (admins only; replaces the list).")
+    access: DatasetAccess | None = Field(default=None, description="Who may ask it "
+                                         "(admins and owners always may); null: the whole "
+                                         "tenant. Admins only.")
 
 
 class ImportProgressEvent(BaseModel):

@@ -1,8 +1,9 @@
 """The tenant's API keys: list and revoke.
 
-Today every key is a full-power key of its tenant (users and roles come later), so a
-tenant's "admin" is any of its keys: each may list and revoke all the tenant's keys,
-itself included. Another tenant's key is never shown and revoking it is 404.
+Listing and revoking are for the tenant's admins and owners with the ``admin`` scope
+(``api/routes/keys.py``; a full-scope service key is an owner): each may list and revoke
+all the tenant's keys, itself included. Another tenant's key is never shown and revoking
+it is 404.
 
 A key's public id is its prefix (its first 16 characters, 5 of them random), not the
 row's number: a number is guessable, so a client trying ids (a fuzzer, a script's bug)

@@ -14,6 +14,18 @@ export function setKey(key) {
   else localStorage.removeItem(KEY_STORAGE);
 }
 
+/**
+ * Headers that authenticate a request: the stored key, else (a console session's
+ * cookie goes by itself) the session's CSRF token on a change, which the API requires.
+ */
+export function authHeaders(method = "GET") {
+  const key = getKey();
+  if (key) return { Authorization: `Bearer ${key}` };
+  if (method === "GET" || method === "HEAD") return {};
+  const csrf = document.cookie.match(/(?:^|;\s*)sunrise_csrf=([^;]*)/);
+  return csrf ? { "X-CSRF-Token": decodeURIComponent(csrf[1]) } : {};
+}
+
 /** An HTTP error (status > 0) or a network failure (status 0). */
 export class ApiError extends Error {
   constructor(status, title, detail, retryAfter = null) {
@@ -27,9 +39,7 @@ export class ApiError extends Error {
 
 /** Call the API with the stored key; resolve to parsed JSON (or null on 204). */
 export async function api(path, { method = "GET", body, headers = {} } = {}) {
-  const init = { method, headers: { Accept: "application/json", ...headers } };
-  const key = getKey();
-  if (key) init.headers.Authorization = `Bearer ${key}`;
+  const init = { method, headers: { Accept: "application/json", ...authHeaders(method), ...headers } };
   if (body !== undefined) {
     init.headers["Content-Type"] = "application/json";
     init.body = JSON.stringify(body);

@@ -6,7 +6,7 @@
 // from the dataset's event stream, long-polling the dataset when streaming is
 // unavailable).
 
-import { ApiError, api, getKey } from "./api.js";
+import { ApiError, api, authHeaders, getKey } from "./api.js";
 import { el, fmtInt } from "./render.js";
 import { columnSummary, suggestQuestions } from "./suggestions.js";
 
@@ -51,8 +51,7 @@ function uploadForm(form, onProgress) {
     const xhr = new XMLHttpRequest();
     xhr.open("POST", "/v1/datasets");
     xhr.setRequestHeader("Accept", "application/json");
-    const key = getKey();
-    if (key) xhr.setRequestHeader("Authorization", `Bearer ${key}`);
+    for (const [name, value] of Object.entries(authHeaders("POST"))) xhr.setRequestHeader(name, value);
     xhr.upload.addEventListener("progress", (ev) => {
       if (ev.lengthComputable) onProgress(ev.loaded, ev.total);
     });

@@ -29,9 +29,11 @@ export async function loadUsage(root) {
   try {
     data = await api("/v1/usage?group_by=day");
   } catch (err) {
-    if (err.status !== 404) throw err;
+    // 403: usage is the tenant's, shown to its admins and owners only.
+    if (err.status !== 404 && err.status !== 403) throw err;
     root.replaceChildren(el("p", { class: "muted", "data-testid": "usage-unavailable" },
-      "Usage reporting is not available on this server."));
+      err.status === 403 ? "Usage is shown to admins." :
+        "Usage reporting is not available on this server."));
     return;
   }
   const totals = data.totals || {};

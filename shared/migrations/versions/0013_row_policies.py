@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = '0013_row_policies'
-down_revision = '0011_live_datasets_and_refresh'
+down_revision = '0012_people'
 branch_labels = None
 depends_on = None
 
