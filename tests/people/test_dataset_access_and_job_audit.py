@@ -51,6 +51,10 @@ def test_access_limits_who_sees_and_asks_a_dataset_and_jobs_are_audited(
     assert dataset_id in {d["dataset_id"] for d in client.get(
         "/v1/datasets", headers=alice).get_json()["items"]}
 
+    policed = client.patch(f"/v1/datasets/{dataset_id}", headers=auth, json={
+        "policies": [{"table": "sales", "filter": "region = 'north'"}]})
+    assert policed.status_code == 200, policed.get_data(as_text=True)
+
     asked = client.post("/v1/jobs", headers=alice, json={"message": "Revenue by region?",
                                                          "dataset_id": dataset_id})
     assert asked.status_code == 202, asked.get_data(as_text=True)
@@ -72,4 +76,5 @@ def test_access_limits_who_sees_and_asks_a_dataset_and_jobs_are_audited(
     assert job_entry.details["dataset_id"] == dataset_id
     assert job_entry.details["status"] == "succeeded"
     assert ran and job_entry.details["sql"] == list(ran)
-    assert "policies" in job_entry.details
+    # The row policy that bound alice's queries is named in the job's entry.
+    assert job_entry.details["policies"] == ["sales: rows where region = 'north'"]

@@ -94,6 +94,8 @@ class JobRunner:
         finally:
             self.heartbeats.remove(job.id)
         ending.data_as_of = data.data_as_of() if data is not None else None
+        if data is not None and data.policies:
+            ending.policies = list(data.policies)  # the job's audit entry names them
         return self.complete(job, ending, loop.stats if loop else JobFigures(), started,
                              hooks.trace)
 
