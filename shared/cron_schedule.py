@@ -35,24 +35,25 @@ class CronSchedule:
     timezone: str
 
     @classmethod
-    def parse(cls, cron: str, timezone: str, *, field: str,
+    def parse(cls, cron: str, timezone: str, *, field: str = "",
               min_interval: dt.timedelta | None = None) -> CronSchedule:
-        """The schedule, or ValidationFailed naming ``<field>.cron`` or
-        ``<field>.timezone``: a cron croniter cannot read (five fields; seconds are not
+        """The schedule, or ValidationFailed naming ``[<field>.]cron`` or
+        ``[<field>.]timezone``: a cron croniter cannot read (five fields; seconds are not
         taken), a zone zoneinfo does not know, or (with ``min_interval``) a cron firing
         more often than that."""
+        prefix = f"{field}." if field else ""
         cron = " ".join(str(cron).split())
         if len(cron.split()) != 5 or not croniter.is_valid(cron):
-            raise ValidationFailed(f"{field}.cron: {cron!r} is not a cron expression of "
+            raise ValidationFailed(f"{prefix}cron: {cron!r} is not a cron expression of "
                                    "five fields (minute hour day month weekday), e.g. "
-                                   "'0 6 * * *'.", field=f"{field}.cron")
-        zone = zone_of(timezone, field=f"{field}.timezone")
+                                   "'0 6 * * *'.", field=f"{prefix}cron")
+        zone = zone_of(timezone, field=f"{prefix}timezone")
         if min_interval is not None:
             gap = min_gap(cron, zone)
             if gap is not None and gap < min_interval:
                 raise ValidationFailed(
-                    f"{field}.cron: {cron!r} fires {_minutes(gap)} apart at times; it may "
-                    f"fire at most every {_minutes(min_interval)}.", field=f"{field}.cron")
+                    f"{prefix}cron: {cron!r} fires {_minutes(gap)} apart at times; it may "
+                    f"fire at most every {_minutes(min_interval)}.", field=f"{prefix}cron")
         return cls(cron, zone.key)
 
     def next_after(self, after: dt.datetime) -> dt.datetime:
