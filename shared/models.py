@@ -366,6 +366,7 @@ class ScheduleRun(Base):
     __table_args__ = (
         UniqueConstraint("schedule_id", "slot", name="uq_schedule_runs_slot"),
         Index("ix_schedule_runs_batch", "batch_id"),
+        Index("ix_schedule_runs_status", "status", "created_at"),
     )
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
@@ -381,3 +382,6 @@ class ScheduleRun(Base):
     deliveries: Mapped[list[dict[str, Any]] | None] = mapped_column(JSON, nullable=True)
     created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow)
     finished_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime, nullable=True)
+    # Set by the delivery that is sending this run's report; a delivery left by a killed
+    # worker is taken over once it is older than the lease (worker/schedules/runner.py).
+    delivery_claimed_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime, nullable=True)

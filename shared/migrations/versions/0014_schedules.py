@@ -56,8 +56,10 @@ def upgrade() -> None:
         sa.Column('deliveries', sa.JSON(), nullable=True),
         sa.Column('created_at', UtcDateTime, nullable=False),
         sa.Column('finished_at', UtcDateTime, nullable=True),
+        sa.Column('delivery_claimed_at', UtcDateTime, nullable=True),
         sa.UniqueConstraint('schedule_id', 'slot', name='uq_schedule_runs_slot'),
         sa.Index('ix_schedule_runs_batch', 'batch_id'),
+        sa.Index('ix_schedule_runs_status', 'status', 'created_at'),
     )
 
 
