@@ -25,6 +25,8 @@ LAZY_COMMANDS = {
                             "snapshot a database, list, describe, refresh."),
     "report": LazyCommand("sunrise.cli.report:report", "Answer every question of "
                           "QUESTIONS_FILE as one batch and write its report."),
+    "schedules": LazyCommand("sunrise.cli.schedules:schedules", "Reports on a cron, "
+                             "delivered by email, Slack and webhooks."),
     "eval": LazyCommand("sunrise.eval.cli:eval_command", "Score Sunrise on the gold questions "
                         "of QUESTIONS_FILE (or re-render a run's JSON)."),
 }
