@@ -174,3 +174,42 @@ def test_a_due_slot_runs_once_however_many_ticks_and_a_paused_one_never(
     done = _wait_run(client, auth, due, runs[-1].id)
     assert done["status"] == "delivered"
     assert len(receiver.at("/tick")) == 1 and receiver.at("/paused") == []
+
+
+def test_a_delivery_taken_over_after_a_crash_sends_only_what_was_not_sent(
+        client, auth, settings, launcher, mailbox, receiver, fake_llm):
+    """A worker killed mid-delivery leaves the run claimed with some targets done: once
+    the claim is older than the lease, the next delivery (sent by the tick) sends the
+    rest only, and the run ends delivered once."""
+    from sqlalchemy import update
+
+    from shared.celery_factory import make_celery
+    from shared.events import EventLog
+    from shared.redis_client import redis_for
+    from worker.schedules.runner import ScheduleRunner
+    from worker.schedules.tick import DELIVERY_LEASE, RESEND_AFTER, resend_stale
+
+    sid = _schedule(client, auth, receiver, deliver=[
+        {"type": "webhook", "url": f"{receiver.url}/first"},
+        {"type": "webhook", "url": f"{receiver.url}/second"}])["schedule_id"]
+    run_id = client.post(f"/v1/schedules/{sid}/run", headers=auth).get_json()["run_id"]
+    done = _wait_run(client, auth, sid, run_id)
+    assert done["status"] == "delivered"
+    # As a crash after the first target would have left it: claimed, second not sent.
+    sessions = session_factory(settings.database_url)
+    first = done["deliveries"][0]
+    with sessions.begin() as s:
+        s.execute(update(ScheduleRun).where(ScheduleRun.id == run_id).values(
+            status="running", finished_at=None, deliveries=[first],
+            delivery_claimed_at=utcnow() - DELIVERY_LEASE / 2))
+    runner = ScheduleRunner(settings, None, EventLog(redis_for(settings.redis_url)))
+    assert runner.deliver(run_id) is None  # the claim still holds: nothing sent
+    assert len(receiver.at("/second")) == 1
+    # The worker died: its claim outlives the lease, and the tick sends the run again.
+    with sessions.begin() as s:
+        s.execute(update(ScheduleRun).where(ScheduleRun.id == run_id).values(
+            delivery_claimed_at=utcnow() - DELIVERY_LEASE - dt.timedelta(minutes=1)))
+    assert resend_stale(sessions, make_celery(settings), utcnow() + RESEND_AFTER) >= 1
+    ended = _wait_run(client, auth, sid, run_id)
+    assert ended["status"] == "delivered", ended
+    assert len(receiver.at("/first")) == 1 and len(receiver.at("/second")) == 2
