@@ -20,6 +20,7 @@ def create_app(overrides: dict[str, Any] | None = None, *, settings: Settings | 
         jobs,
         keys,
         metrics,
+        schedules,
         sign_in,
         usage,
         users,
@@ -35,7 +36,7 @@ def create_app(overrides: dict[str, Any] | None = None, *, settings: Settings | 
     problems.init_app(app)
     uploads.init_app(app)
     for module in (health, jobs, conversations, batches, datasets, usage, keys, users, sign_in,
-                   audit, console):
+                   audit, schedules, console):
         app.register_blueprint(module.bp)
     metrics.init_app(app)
     app.register_blueprint(spec.blueprint())

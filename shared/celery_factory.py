@@ -22,6 +22,9 @@ ASSEMBLE_BATCH = "sunrise.assemble_batch"
 RUN_ECONOMY_BATCH = "sunrise.run_economy_batch"
 IMPORT_DATASET = "sunrise.import_dataset"
 REFRESH_DUE = "sunrise.refresh_due"
+SCHEDULES_DUE = "sunrise.schedules_due"
+RUN_SCHEDULE = "sunrise.run_schedule"
+DELIVER_SCHEDULE_RUN = "sunrise.deliver_schedule_run"
 # How often the beat looks for datasets whose scheduled refresh is due.
 REFRESH_TICK_S = 30.0
 CHAT_QUEUE = "chat"
@@ -48,6 +51,9 @@ def make_celery(settings: Settings) -> Celery:
                      RUN_ECONOMY_BATCH: {"queue": REPORTS_QUEUE},
                      IMPORT_DATASET: {"queue": DATASETS_QUEUE},
                      REFRESH_DUE: {"queue": DATASETS_QUEUE},
+                     SCHEDULES_DUE: {"queue": REPORTS_QUEUE},
+                     RUN_SCHEDULE: {"queue": REPORTS_QUEUE},
+                     DELIVER_SCHEDULE_RUN: {"queue": REPORTS_QUEUE},
                      REAP: {"queue": CHAT_QUEUE}},
         task_serializer="json",
         accept_content=["json"],
@@ -84,6 +90,11 @@ def make_celery(settings: Settings) -> Celery:
             "refresh-datasets": {"task": REFRESH_DUE,
                                  "schedule": dt.timedelta(seconds=REFRESH_TICK_S),
                                  "options": {"expires": REFRESH_TICK_S}},
+            # Each due schedule slot runs once (worker/schedules/tick.py), however many
+            # ticks or beats see it.
+            "schedules": {"task": SCHEDULES_DUE,
+                          "schedule": dt.timedelta(seconds=settings.schedules_tick_s),
+                          "options": {"expires": settings.schedules_tick_s}},
         },
     )
     return app

@@ -135,6 +135,14 @@ class Settings(BaseSettings):
     webhook_timeout_s: float = 10.0
     webhook_max_attempts: int = 5
     webhook_backoff_s: float = 1.0
+    # Schedules (shared/schedules/, docs/schedules.md): the SMTP server reports are mailed
+    # through (smtp://[user:pass@]host:port for STARTTLS when offered, smtps:// for
+    # implicit TLS; ?from=address), the public URL report links start with, and how
+    # often the beat looks for due schedules. Deliveries reuse webhook_timeout_s,
+    # webhook_max_attempts and webhook_backoff_s.
+    smtp_url: str = "smtp://127.0.0.1:25"
+    public_url: str = "http://127.0.0.1:8000"
+    schedules_tick_s: float = Field(default=20.0, gt=0)
     # Economy mode polls a Message Batch with growing pauses up to this, and gives up
     # after the API's own 24 h expiry.
     economy_poll_max_s: float = 30.0

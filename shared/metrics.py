@@ -89,6 +89,11 @@ class Metrics:
             "sunrise_prompt_cache_hit_ratio",
             "Share of prompt tokens read from the prompt cache since this process started: "
             "cache_read / (input + cache_read + cache_write).", **r)
+        self.schedule_runs = Counter(
+            "sunrise_schedule_runs", "Schedule runs ended, by final status.", ["status"], **r)
+        self.schedule_deliveries = Counter(
+            "sunrise_schedule_deliveries", "Schedule deliveries (after their retries), by "
+            "target type and outcome.", ["type", "status"], **r)
         for status in TERMINAL:  # present from the start, so rate() works at once
             self.jobs_finished.labels(status)
         for path in PARSE_PATHS:

@@ -15,6 +15,7 @@ from sqlalchemy import (
     BigInteger,
     Boolean,
     DateTime,
+    Float,
     ForeignKey,
     Index,
     Integer,
@@ -417,3 +418,58 @@ class DatasetVersion(Base):
     created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow)
     # {"name", "version", "dialect"} of the engine that answers this version.
     engine: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+
+
+class Schedule(Base):
+    """A report schedule (``shared/schedules/``): questions asked as a batch on a cron in
+    a time zone, delivered to its targets. ``next_run_at`` is None while paused."""
+
+    __tablename__ = "schedules"
+    __table_args__ = (
+        Index("ix_schedules_next_run", "next_run_at"),
+        Index("ix_schedules_tenant_created", "tenant_id", "created_at"),
+    )
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    tenant_id: Mapped[int] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"))
+    user_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    name: Mapped[str] = mapped_column(String(200))
+    # questions, dataset_id, conversation, mode, format, deliver, condition.
+    spec: Mapped[dict[str, Any]] = mapped_column(JSON)
+    cron: Mapped[str] = mapped_column(String(100))
+    timezone: Mapped[str] = mapped_column(String(64))
+    paused: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    # Signs this schedule's webhook deliveries; shown to its creator once.
+    secret: Mapped[str] = mapped_column(String(64))
+    next_run_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime, nullable=True)
+    created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow)
+    updated_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow)
+
+
+class ScheduleRun(Base):
+    """One slot of a schedule (or one run-now). The unique (schedule, slot) lets each slot
+    run once, however many ticks or beats see it due."""
+
+    __tablename__ = "schedule_runs"
+    __table_args__ = (
+        UniqueConstraint("schedule_id", "slot", name="uq_schedule_runs_slot"),
+        Index("ix_schedule_runs_batch", "batch_id"),
+        Index("ix_schedule_runs_status", "status", "created_at"),
+    )
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    schedule_id: Mapped[str] = mapped_column(ForeignKey("schedules.id", ondelete="CASCADE"))
+    tenant_id: Mapped[int] = mapped_column(Id)
+    slot: Mapped[dt.datetime] = mapped_column(UtcDateTime)
+    manual: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    # skipped | running | delivered | partially_delivered | failed
+    status: Mapped[str] = mapped_column(String(24))
+    reason: Mapped[str | None] = mapped_column(String(500), nullable=True)
+    batch_id: Mapped[str | None] = mapped_column(String(36), nullable=True)
+    condition_value: Mapped[float | None] = mapped_column(Float, nullable=True)
+    deliveries: Mapped[list[dict[str, Any]] | None] = mapped_column(JSON, nullable=True)
+    created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow)
+    finished_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime, nullable=True)
+    # Set by the delivery that is sending this run's report; a delivery left by a killed
+    # worker is taken over once it is older than the lease (worker/schedules/runner.py).
+    delivery_claimed_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime, nullable=True)

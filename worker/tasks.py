@@ -18,11 +18,14 @@ from celery.exceptions import Reject
 
 from shared.celery_factory import (
     ASSEMBLE_BATCH,
+    DELIVER_SCHEDULE_RUN,
     IMPORT_DATASET,
     REAP,
     REFRESH_DUE,
     RUN_ECONOMY_BATCH,
     RUN_JOB,
+    RUN_SCHEDULE,
+    SCHEDULES_DUE,
     settings_of,
 )
 from shared.config import Settings
@@ -72,6 +75,23 @@ def refresh_due(task) -> None:
     start_due_refreshes(runners_for(task.app).datasets.sessions, task.app)
 
 
+@shared_task(name=SCHEDULES_DUE, bind=True)
+def schedules_due(task) -> None:
+    from worker.schedules.tick import start_due_runs
+
+    start_due_runs(runners_for(task.app).schedules.sessions, task.app)
+
+
+@shared_task(name=RUN_SCHEDULE, bind=True, **_GUARANTEED)
+def run_schedule(task, run_id: str) -> None:
+    runners_for(task.app).schedules.run(run_id)
+
+
+@shared_task(name=DELIVER_SCHEDULE_RUN, bind=True, **_GUARANTEED)
+def deliver_schedule_run(task, run_id: str) -> None:
+    runners_for(task.app).schedules.deliver(run_id)
+
+
 @shared_task(name=REAP, bind=True)
 def reap(task) -> None:
     runners_for(task.app).reaper().run_once()
@@ -89,11 +109,14 @@ class Runners:
         from worker.batches.coordinator import BatchCoordinator
         from worker.datasets.import_run import DatasetImporter
         from worker.jobs.runner import JobRunner
+        from worker.schedules.runner import ScheduleRunner
 
         events = EventLog(redis_for(self.settings.redis_url), maxlen=self.settings.events_maxlen,
                           ttl_s=self.settings.events_ttl_s)
+        self.schedules = ScheduleRunner(self.settings, self.app, events)
         self.batches = BatchCoordinator(self.settings, self.app, EventLog(
-            events.client, maxlen=events.maxlen, ttl_s=events.ttl_s, kind="batch"))
+            events.client, maxlen=events.maxlen, ttl_s=events.ttl_s, kind="batch"),
+            after_assembly=[self.schedules.on_batch_assembled])
         self.jobs = JobRunner(self.settings, events=events, metrics=get_metrics(),
                               after_finish=[self.batches.on_job_finished])
         self.datasets = DatasetImporter(self.settings, EventLog(

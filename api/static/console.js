@@ -7,6 +7,7 @@ import { api, getKey, setKey, watchJob } from "./api.js";
 import { dataAsOfNote, el, renderAnswer } from "./render.js";
 import { Progress } from "./progress.js";
 import { initBatches, loadUsage } from "./panels.js";
+import { loadSchedules } from "./schedules.js";
 import { DataPanel } from "./datasets.js";
 import { ConversationList } from "./conversation_list.js";
 import { clearError, showError, showKeyState } from "./error_banner.js";
@@ -236,9 +237,12 @@ function refreshSidebar() {
   // Loaded even without a key: a server may run with authentication disabled.
   conversations.load().catch(sidebarError);
   loadUsage(ui.usage).catch(sidebarError);
+  loadSchedules($("schedules"), { report: showError }).catch(sidebarError);
 }
 
 $("usage-refresh").addEventListener("click", () => loadUsage(ui.usage).catch(showError));
+$("schedules-refresh").addEventListener("click",
+  () => loadSchedules($("schedules"), { report: showError }).catch(showError));
 
 const dataPanel = new DataPanel({
   picker: $("dataset-picker"), info: $("dataset-info"), suggestions: $("suggestions"),

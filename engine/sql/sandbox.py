@@ -265,3 +265,15 @@ def close_sandboxes() -> None:
 # A bare lock is not a resource; the dict it guards is created on first use.
 _REGISTRY_LOCK = threading.Lock()
 _SANDBOXES: dict[tuple, SqlSandbox] | None = None
+
+
+def read_statement_problem(sql: str) -> str | None:
+    """Why ``sql`` is not one read-only statement the sandbox would run, or None; checked
+    without a database (a schedule's condition is checked so when it is saved)."""
+    from engine.sql.guard import SqlRefused, check_single_read_statement
+
+    try:
+        check_single_read_statement(sql)
+    except SqlRefused as exc:
+        return exc.message
+    return None

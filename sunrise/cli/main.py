@@ -28,6 +28,8 @@ LAZY_COMMANDS = {
     "users": LazyCommand("sunrise.cli.people:users", "A tenant's users: create them and "
                          "give them a sign-in link."),
     "audit": LazyCommand("sunrise.cli.people:audit", "The append-only audit log."),
+    "schedules": LazyCommand("sunrise.cli.schedules:schedules", "Reports on a cron, "
+                             "delivered by email, Slack and webhooks."),
     "eval": LazyCommand("sunrise.eval.cli:eval_command", "Score Sunrise on the gold questions "
                         "of QUESTIONS_FILE (or re-render a run's JSON)."),
 }

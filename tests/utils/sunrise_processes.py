@@ -37,6 +37,9 @@ def settings_env(settings: Settings) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("SUNRISE_", "ANTHROPIC_"))}
     for name, value in settings.model_dump().items():
+        if name == "outbound_allow" and value:  # read comma-separated (NoDecode)
+            env["SUNRISE_OUTBOUND_ALLOW"] = ",".join(value)
+            continue
         if value is None or isinstance(value, (dict, list)):
             continue
         env[_SDK_NAMES.get(name, f"SUNRISE_{name.upper()}")] = str(value)

@@ -55,13 +55,17 @@ class BatchCoordinator:
 
     def __init__(self, settings: Settings, celery: Celery | None = None,
                  events: EventLog | None = None, *,
-                 run_jobs: Callable[[list[str]], Any] | None = None):
+                 run_jobs: Callable[[list[str]], Any] | None = None,
+                 after_assembly: list[Callable[[str], None]] | None = None):
         self.settings = settings
         self.sessions = session_factory(settings.database_url)
         self.celery = celery
         self.events = events
         self.svg_cache = events.client if events is not None else None
         self.run_jobs = run_jobs or self._enqueue
+        # Called with the batch id once its report is stored (again on a repeated
+        # assembly of a completed batch: hooks are idempotent). A schedule's run delivers.
+        self.after_assembly = after_assembly or []
 
     # -- while jobs finish ---------------------------------------------------------
 
@@ -134,6 +138,7 @@ class BatchCoordinator:
             if batch.status == "completed":
                 if batch.webhook_url and batch.webhook_status == "pending":
                     self._call_webhook(batch_id)
+                self._after_assembly(batch_id)
                 return batch.status
             jobs = list(s.scalars(select(Job).where(Job.batch_id == batch_id)))
             open_jobs = [j.id for j in jobs if j.status not in TERMINAL]
@@ -166,7 +171,15 @@ class BatchCoordinator:
                     batch_id, document["total"], charts, len(blob))
         if batch.webhook_url:
             self._call_webhook(batch_id)
+        self._after_assembly(batch_id)
         return "completed"
+
+    def _after_assembly(self, batch_id: str) -> None:
+        for hook in self.after_assembly:
+            try:
+                hook(batch_id)
+            except Exception:  # a hook's failure is its own; the tick retries schedules
+                logger.exception("batch %s: after-assembly hook failed", batch_id)
 
     # -- chart SVGs rendered ahead of the assembly ----------------------------------------
 

@@ -18,10 +18,9 @@ from shared.errors import ValidationFailed
 from shared.models import Batch
 from shared.outbound import OutboundPolicy
 from shared.webhooks import SIGNATURE_HEADER, TIMESTAMP_HEADER, check_webhook_url, sign
+from worker.http_delivery import post_with_retries
 
 logger = logging.getLogger(__name__)
-
-MAX_BACKOFF_S = 60.0
 
 
 def deliver_webhook(settings: Settings, sessions: sessionmaker[Session], batch_id: str,
@@ -39,7 +38,6 @@ def deliver_webhook(settings: Settings, sessions: sessionmaker[Session], batch_i
         target = check_webhook_url(url, OutboundPolicy.from_settings(settings),
                                    require_https=settings.env == "production")
         httpx.URL(url)
-        pinned_url, host_header, extensions = target.pinned()
     except (ValidationFailed, httpx.InvalidURL) as exc:
         logger.warning("batch %s: webhook not called: %s", batch_id,
                        getattr(exc, "detail", exc))
@@ -47,31 +45,19 @@ def deliver_webhook(settings: Settings, sessions: sessionmaker[Session], batch_i
         return "refused"
     body = json.dumps(payload, default=str, separators=(",", ":")).encode()
     delivery = str(uuid.uuid4())
-    attempts = 0
-    status = "failed"
-    with httpx.Client(timeout=settings.webhook_timeout_s, follow_redirects=False) as http:
-        while attempts < max(1, settings.webhook_max_attempts):
-            if attempts:
-                sleep(min(MAX_BACKOFF_S, settings.webhook_backoff_s * 2 ** (attempts - 1)))
-            attempts += 1
-            timestamp = int(time.time())
-            try:
-                resp = http.post(pinned_url, content=body, extensions=extensions, headers={
-                    **host_header,
-                    "Content-Type": "application/json", "User-Agent": "sunrise-webhook/1",
-                    "X-Sunrise-Event": "batch.completed", "X-Sunrise-Delivery": delivery,
-                    TIMESTAMP_HEADER: str(timestamp),
-                    SIGNATURE_HEADER: sign(settings.webhook_secret, timestamp, body)})
-            except httpx.HTTPError as exc:
-                logger.warning("batch %s: webhook attempt %d failed: %s", batch_id, attempts, exc)
-                continue
-            if resp.is_success:
-                status = "delivered"
-                break
-            logger.warning("batch %s: webhook attempt %d answered %d", batch_id, attempts,
-                           resp.status_code)
-            if 400 <= resp.status_code < 500 and resp.status_code not in (408, 429):
-                break
+
+    def headers() -> dict[str, str]:
+        timestamp = int(time.time())
+        return {"Content-Type": "application/json", "User-Agent": "sunrise-webhook/1",
+                "X-Sunrise-Event": "batch.completed", "X-Sunrise-Delivery": delivery,
+                TIMESTAMP_HEADER: str(timestamp),
+                SIGNATURE_HEADER: sign(settings.webhook_secret, timestamp, body)}
+
+    outcome = post_with_retries(target, body, headers, timeout_s=settings.webhook_timeout_s,
+                                max_attempts=settings.webhook_max_attempts,
+                                backoff_s=settings.webhook_backoff_s,
+                                what=f"batch {batch_id}: webhook", sleep=sleep)
+    status, attempts = outcome.status, outcome.attempts
     logger.info("batch %s: webhook %s after %d attempts", batch_id, status, attempts)
     _record(sessions, batch_id, status, attempts)
     return status
