@@ -75,13 +75,16 @@ class JobEnding:
     numbers: dict | None = None
     # When the data the job read is from (``JobData.data_as_of``); None: it read none.
     data_as_of: dt.datetime | None = None
+    verified: dict | None = None
+    clarification: dict | None = None
 
     @classmethod
     def answered(cls, outcome) -> JobEnding:
         """The successful ending of an agent loop's ``LoopOutcome``."""
         return cls("succeeded", answer_text=outcome.answer_text, charts=outcome.charts,
                    parse_path=outcome.parse_path, truncated=outcome.truncated,
-                   numbers=outcome.numbers)
+                   numbers=outcome.numbers, verified=outcome.verified,
+                   clarification=outcome.clarification)
 
     @classmethod
     def stopped(cls, exc: BaseException) -> JobEnding:
@@ -292,7 +295,8 @@ class JobStore:
             "parse_path": outcome.parse_path, "truncated": outcome.truncated,
             "numbers": outcome.numbers, "error_code": outcome.error_code,
             "error_message": storable(outcome.error_message), "finished_at": now,
-            "heartbeat_at": now, "data_as_of": outcome.data_as_of, **outcome.usage}
+            "heartbeat_at": now, "data_as_of": outcome.data_as_of,
+            "verified": outcome.verified, "clarification": outcome.clarification, **outcome.usage}
         with self.driver.begin() as conn:
             if trace:
                 _write_trace(conn, trace)

@@ -1,0 +1,128 @@
+"""Verified queries at question time: the ones nearest in meaning to the question go to
+the model in the turn (after the cached prefix), and an answer relying on one says so.
+
+The system prompt stays byte-identical with or without them, so the prompt cache still
+hits: the retrieved queries are appended to the user's question in the request only
+(the conversation keeps the bare question).
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+import numpy as np
+from sqlalchemy import select
+from sqlalchemy.engine import Engine
+from threadpoolctl import threadpool_limits
+
+from engine.embeddings import Embedder, load_embedder
+from shared.models import VerifiedQuery
+from shared.verified_sql import matching_verified
+
+logger = logging.getLogger(__name__)
+
+TOP_K = 3
+# Below this cosine similarity a verified query is noise to the model, not help.
+MIN_SIMILARITY = 0.45
+BLOCK_START = "<verified_queries>"
+BLOCK_END = "</verified_queries>"
+GUIDANCE = ("Verified queries: SQL a person checked and approved for questions like this one, "
+            "most similar first. If one answers the question, run its SQL as written "
+            "(change only literal values the question changes) instead of writing your own.")
+
+
+@dataclass(frozen=True)
+class Verified:
+    verified_query_id: str
+    question: str
+    sql: str
+    vector: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class Retrieved:
+    query: Verified
+    similarity: float
+
+
+@dataclass
+class VerifiedContext:
+    """A job's verified queries: all of its dataset's (to mark the answer) and the ones
+    retrieved for its question (for the model)."""
+
+    all: list[Verified] = field(default_factory=list)
+    retrieved: list[Retrieved] = field(default_factory=list)
+
+    def turn_text(self, question: str) -> str:
+        """The question as the model reads it: with the retrieved queries after it."""
+        if not self.retrieved:
+            return question
+        items = "\n".join(
+            f'<verified_query id="{r.query.verified_query_id}" similarity="{r.similarity:.2f}">\n'
+            f"<question>{r.query.question}</question>\n<sql>{r.query.sql}</sql>\n</verified_query>"
+            for r in self.retrieved)
+        return f"{question}\n\n{BLOCK_START}\n{GUIDANCE}\n{items}\n{BLOCK_END}"
+
+    def relied_on(self, sql: str | None) -> dict | None:
+        """``result.verified`` for an answer relying on ``sql``, or None."""
+        found = matching_verified(sql, self.all)
+        if found is None:
+            return None
+        return {"verified_query_id": found.verified_query_id, "question": found.question}
+
+
+def vector_bytes(vector: np.ndarray) -> bytes:
+    return np.asarray(vector, dtype="<f4").tobytes()
+
+
+def vector_of(blob: bytes | None) -> np.ndarray | None:
+    if not blob:
+        return None
+    return np.frombuffer(blob, dtype="<f4")
+
+
+def embed_one(embedder: Embedder, text: str) -> np.ndarray:
+    """One text's vector, on one numpy thread (workers run several jobs at once)."""
+    with threadpool_limits(limits=1):
+        return embedder.embed([text])[0]
+
+
+def nearest(question_vector: np.ndarray, candidates: list[Verified], k: int = TOP_K,
+            floor: float = MIN_SIMILARITY) -> list[Retrieved]:
+    """The ``k`` candidates most similar to the question, best first, at least ``floor``."""
+    usable = [c for c in candidates if c.vector is not None]
+    if not usable:
+        return []
+    scores = np.stack([c.vector for c in usable]) @ question_vector
+    order = np.argsort(-scores)[:k]
+    return [Retrieved(usable[i], float(scores[i])) for i in order if scores[i] >= floor]
+
+
+class VerifiedQueries:
+    """Loads a dataset's verified queries and retrieves the nearest for a question. The
+    embedding model loads on the first dataset that has any (once per process)."""
+
+    def __init__(self, engine: Engine, embedder_factory=load_embedder):
+        self.engine = engine
+        self._embedder_factory = embedder_factory
+
+    def for_question(self, tenant_id: int, dataset_id: str | None, question: str) -> VerifiedContext:
+        """Never raises: a failure costs the job its verified queries, not its answer."""
+        if dataset_id is None:
+            return VerifiedContext()
+        try:
+            with self.engine.connect() as conn:
+                rows = conn.execute(select(
+                    VerifiedQuery.id, VerifiedQuery.question, VerifiedQuery.sql,
+                    VerifiedQuery.embedding).where(VerifiedQuery.tenant_id == tenant_id,
+                                                   VerifiedQuery.dataset_id == dataset_id)).all()
+            if not rows:
+                return VerifiedContext()
+            embedder = self._embedder_factory()
+            known = [Verified(r.id, r.question, r.sql,
+                              vector_of(r.embedding) if r.embedding else embed_one(embedder, r.question))
+                     for r in rows]
+            return VerifiedContext(known, nearest(embed_one(embedder, question), known))
+        except Exception:
+            logger.exception("dataset %s: verified queries unavailable for this job", dataset_id)
+            return VerifiedContext()
