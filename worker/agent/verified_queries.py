@@ -13,9 +13,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from sqlalchemy import select
 from sqlalchemy.engine import Engine
-from threadpoolctl import threadpool_limits
 
-from engine.embeddings import Embedder, load_embedder
+from engine.embeddings import embed_one, load_embedder, vector_of
 from shared.models import VerifiedQuery
 from shared.verified_sql import matching_verified
 
@@ -69,22 +68,6 @@ class VerifiedContext:
         if found is None:
             return None
         return {"verified_query_id": found.verified_query_id, "question": found.question}
-
-
-def vector_bytes(vector: np.ndarray) -> bytes:
-    return np.asarray(vector, dtype="<f4").tobytes()
-
-
-def vector_of(blob: bytes | None) -> np.ndarray | None:
-    if not blob:
-        return None
-    return np.frombuffer(blob, dtype="<f4")
-
-
-def embed_one(embedder: Embedder, text: str) -> np.ndarray:
-    """One text's vector, on one numpy thread (workers run several jobs at once)."""
-    with threadpool_limits(limits=1):
-        return embedder.embed([text])[0]
 
 
 def nearest(question_vector: np.ndarray, candidates: list[Verified], k: int = TOP_K,
