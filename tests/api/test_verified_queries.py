@@ -82,7 +82,7 @@ def test_down_vote_verify_and_a_paraphrase_is_answered_verified(client, auth, se
                          headers=auth).get_json()["items"]
     assert only["verified_query_id"] == vq["verified_query_id"]
 
-    again = ask(client, auth, flights, "Which airline has the worst average arrival delay?")
+    again = ask(client, auth, flights, "Which carrier has the worst average arrival delay?")
     assert again["result"]["verified"] == {
         "verified_query_id": vq["verified_query_id"],
         "question": "Which carrier had the highest average arrival delay?"}
@@ -95,7 +95,7 @@ def test_down_vote_verify_and_a_paraphrase_is_answered_verified(client, auth, se
                          headers=auth).status_code == 204
     assert client.delete(f"/v1/datasets/{flights}/verified-queries/{vq['verified_query_id']}",
                          headers=auth).status_code == 404
-    gone = ask(client, auth, flights, "Which airline has the worst average arrival delay?")
+    gone = ask(client, auth, flights, "Which carrier has the worst average arrival delay?")
     assert gone["result"]["verified"] is None
 
 

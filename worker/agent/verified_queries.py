@@ -23,6 +23,12 @@ logger = logging.getLogger(__name__)
 TOP_K = 3
 # Below this cosine similarity a verified query is noise to the model, not help.
 MIN_SIMILARITY = 0.45
+# An answer is marked verified only when the question asked is this close in meaning to
+# the verified question whose SQL it ran: a verified query is trusted for its question,
+# not for every question its SQL was run for. Set from bench/verified_retrieval.py (no
+# paraphrase's nearest wrong question scored above 0.89 there); see
+# docs/verified-queries.md for what it trades.
+MARK_AT = 0.9
 BLOCK_START = "<verified_queries>"
 BLOCK_END = "</verified_queries>"
 GUIDANCE = ("Verified queries: SQL a person checked and approved for questions like this one, "
@@ -51,6 +57,14 @@ class VerifiedContext:
 
     all: list[Verified] = field(default_factory=list)
     retrieved: list[Retrieved] = field(default_factory=list)
+    # The question's similarity to each verified question, by id.
+    similarity: dict[str, float] = field(default_factory=dict)
+
+    @classmethod
+    def for_vector(cls, question_vector: np.ndarray, known: list[Verified]) -> VerifiedContext:
+        ranked = rank(question_vector, known)
+        return cls(known, [r for r in ranked[:TOP_K] if r.similarity >= MIN_SIMILARITY],
+                   {r.query.verified_query_id: r.similarity for r in ranked})
 
     def turn_text(self, question: str) -> str:
         """The question as the model reads it: with the retrieved queries after it."""
@@ -67,18 +81,22 @@ class VerifiedContext:
         found = matching_verified(sql, self.all)
         if found is None:
             return None
+        closeness = self.similarity.get(found.verified_query_id, 0.0)
+        if closeness < MARK_AT:
+            logger.info("answer ran verified query %s, but the question is not close enough "
+                        "to its own (%.2f < %.2f): not marked", found.verified_query_id,
+                        closeness, MARK_AT)
+            return None
         return {"verified_query_id": found.verified_query_id, "question": found.question}
 
 
-def nearest(question_vector: np.ndarray, candidates: list[Verified], k: int = TOP_K,
-            floor: float = MIN_SIMILARITY) -> list[Retrieved]:
-    """The ``k`` candidates most similar to the question, best first, at least ``floor``."""
+def rank(question_vector: np.ndarray, candidates: list[Verified]) -> list[Retrieved]:
+    """Every candidate with its similarity to the question, most similar first."""
     usable = [c for c in candidates if c.vector is not None]
     if not usable:
         return []
     scores = np.stack([c.vector for c in usable]) @ question_vector
-    order = np.argsort(-scores)[:k]
-    return [Retrieved(usable[i], float(scores[i])) for i in order if scores[i] >= floor]
+    return [Retrieved(usable[i], float(scores[i])) for i in np.argsort(-scores)]
 
 
 class VerifiedQueries:
@@ -105,7 +123,7 @@ class VerifiedQueries:
             known = [Verified(r.id, r.question, r.sql,
                               vector_of(r.embedding) if r.embedding else embed_one(embedder, r.question))
                      for r in rows]
-            return VerifiedContext(known, nearest(embed_one(embedder, question), known))
+            return VerifiedContext.for_vector(embed_one(embedder, question), known)
         except Exception:
             logger.exception("dataset %s: verified queries unavailable for this job", dataset_id)
             return VerifiedContext()
