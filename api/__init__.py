@@ -22,6 +22,7 @@ def create_app(overrides: dict[str, Any] | None = None, *, settings: Settings | 
         metrics,
         schedules,
         sign_in,
+        trust,
         usage,
         users,
     )
@@ -36,7 +37,7 @@ def create_app(overrides: dict[str, Any] | None = None, *, settings: Settings | 
     problems.init_app(app)
     uploads.init_app(app)
     for module in (health, jobs, conversations, batches, datasets, usage, keys, users, sign_in,
-                   audit, schedules, console):
+                   audit, schedules, trust, console):
         app.register_blueprint(module.bp)
     metrics.init_app(app)
     app.register_blueprint(spec.blueprint())

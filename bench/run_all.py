@@ -32,7 +32,8 @@ logger = logging.getLogger("bench.run_all")
 BENCHES = ("engine_overhead", "conversations_per_worker", "api_submit", "completion_notify",
            "token_efficiency", "large_results", "faithfulness", "scaling", "dataset_import",
            "messy_files", "queue_response", "cli_startup", "live_engines", "row_policies",
-           "auth_overhead", "schedule_tick")
+           "auth_overhead", "schedule_tick",
+           "verified_retrieval")
 
 
 def run_bench(name: str, *, smoke: bool, profile: bool) -> dict:

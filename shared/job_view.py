@@ -18,6 +18,8 @@ def job_to_dict(job: Job) -> dict[str, Any]:
             "parse_path": job.parse_path,
             "truncated": bool(job.truncated),
             "numbers": job.numbers,
+            "verified": job.verified,
+            "clarification": job.clarification,
         }
     error = {"code": job.error_code, "message": job.error_message} if job.error_code else None
     return {

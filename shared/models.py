@@ -287,6 +287,11 @@ class Job(UsageColumns, Base):
     sql_ms: Mapped[int] = mapped_column(BigInteger, default=0)
     wall_ms: Mapped[int] = mapped_column(BigInteger, default=0)
 
+    # The verified query the answer relied on ({"verified_query_id", "question"}) and a
+    # clarifying question asked instead of an answer ({"question", "options"}).
+    verified: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    clarification: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+
     created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow)
     enqueued_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime, nullable=True)
     started_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime, nullable=True)
@@ -446,6 +451,28 @@ class Schedule(Base):
     updated_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow)
 
 
+class JobFeedback(Base):
+    """A rating of one job's answer by one user (``user_key`` "tenant" for a tenant key:
+    a unique key over a NULL ``user_id`` would not hold)."""
+
+    __tablename__ = "job_feedback"
+    __table_args__ = (
+        UniqueConstraint("job_id", "user_key", name="uq_job_feedback_job_user"),
+        Index("ix_job_feedback_dataset", "tenant_id", "dataset_id", "rating", "updated_at"),
+    )
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True, autoincrement=True)
+    tenant_id: Mapped[int] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"))
+    job_id: Mapped[str] = mapped_column(String(36))
+    dataset_id: Mapped[str | None] = mapped_column(String(36), nullable=True)
+    user_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    user_key: Mapped[str] = mapped_column(String(40))
+    rating: Mapped[str] = mapped_column(String(8))
+    comment: Mapped[str | None] = mapped_column(Text, nullable=True)
+    created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow)
+    updated_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow)
+
+
 class ScheduleRun(Base):
     """One slot of a schedule (or one run-now). The unique (schedule, slot) lets each slot
     run once, however many ticks or beats see it due."""
@@ -473,3 +500,21 @@ class ScheduleRun(Base):
     # Set by the delivery that is sending this run's report; a delivery left by a killed
     # worker is taken over once it is older than the lease (worker/schedules/runner.py).
     delivery_claimed_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime, nullable=True)
+
+
+class VerifiedQuery(Base):
+    """A question and the SQL an admin approved for it on one dataset; ``embedding`` is
+    the question's MiniLM vector (384 float32, ``engine/embeddings``)."""
+
+    __tablename__ = "verified_queries"
+    __table_args__ = (Index("ix_verified_queries_dataset", "dataset_id", "created_at"),)
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    tenant_id: Mapped[int] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"))
+    dataset_id: Mapped[str] = mapped_column(ForeignKey("datasets.id", ondelete="CASCADE"))
+    question: Mapped[str] = mapped_column(Text)
+    sql: Mapped[str] = mapped_column(LongText)
+    embedding: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True)
+    from_job_id: Mapped[str | None] = mapped_column(String(36), nullable=True)
+    created_by: Mapped[str] = mapped_column(String(200))
+    created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow)

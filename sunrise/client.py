@@ -292,6 +292,17 @@ class SunriseClient:
         """DELETE /v1/datasets/{id}."""
         self._check(self.http.delete(f"/v1/datasets/{dataset_id}"))
 
+    def verified_queries(self, dataset_id: str) -> list[dict[str, Any]]:
+        """GET /v1/datasets/{id}/verified-queries: the questions and SQL admins approved."""
+        return self._check(self.http.get(f"/v1/datasets/{dataset_id}/verified-queries"))["items"]
+
+    def feedback(self, dataset_id: str, *, rating: str | None = None) -> list[dict[str, Any]]:
+        """GET /v1/datasets/{id}/feedback (admins): rated answers with their question and
+        the SQL they relied on."""
+        params = {"rating": rating} if rating else {}
+        return self._check(self.http.get(f"/v1/datasets/{dataset_id}/feedback",
+                                         params=params))["items"]
+
     def dataset_events(self, dataset_id: str, *, last_event_id: str | None = None,
                        timeout: float | None = 3600.0, idle_timeout: float = 60.0,
                        reconnects: int = 5) -> Iterator[SseEvent]:

@@ -52,6 +52,16 @@ class NumbersCheck(BaseModel):
         description="Figures not found in any query result the model saw.")
 
 
+class VerifiedMark(BaseModel):
+    verified_query_id: str
+    question: str = Field(description="The question the query was verified for.")
+
+
+class Clarification(BaseModel):
+    question: str
+    options: list[str] = Field(description="Each a complete question, ready to send.")
+
+
 class JobResult(BaseModel):
     answer_text: str
     charts: list[dict[str, Any]]
@@ -59,6 +69,12 @@ class JobResult(BaseModel):
     truncated: bool
     numbers: NumbersCheck | None = Field(
         description="The faithfulness check of answer_text (null for answers older than it).")
+    verified: VerifiedMark | None = Field(
+        default=None, description="The verified query the answer relied on, when it did and "
+        "the question means what that query was verified for (docs/verified-queries.md).")
+    clarification: Clarification | None = Field(
+        default=None, description="A clarifying question instead of a guess: send one of "
+        "its options as the next turn of the conversation.")
 
 
 TokenUsage = create_model(

@@ -12,6 +12,7 @@ import { DataPanel } from "./datasets.js";
 import { ConversationList } from "./conversation_list.js";
 import { clearError, showError, showKeyState } from "./error_banner.js";
 import { ThreadView } from "./thread_view.js";
+import { ReviewPanel } from "./trust.js";
 
 const $ = (id) => document.getElementById(id);
 const ui = {
@@ -24,7 +25,7 @@ const ui = {
   usage: $("usage"),
 };
 const progress = new Progress($("progress"));
-const view = new ThreadView(ui, progress, $("progress"));
+const view = new ThreadView(ui, progress, $("progress"), { onChoose: (text) => { if (!state.job) ask(text); } });
 const state = { conversationId: null, job: null };
 
 // ---- API key ------------------------------------------------------------
@@ -258,6 +259,8 @@ const dataPanel = new DataPanel({
   report: showError,
 });
 $("datasets-refresh").addEventListener("click", () => dataPanel.load().catch(showError));
+// Admins only: the API answers 403 to others, shown in the banner when they open it.
+new ReviewPanel($("review"), $("review-refresh"), () => dataPanel.selectedId());
 
 initBatches({
   form: $("batch-form"),

@@ -4,10 +4,12 @@
 
 import { dataAsOfNote, el, renderAnswer } from "./render.js";
 import { showError } from "./error_banner.js";
+import { feedbackBar, resultMarks } from "./trust.js";
 
 export class ThreadView {
   /** `ui`: the console's elements; `progress`: its Progress; `progressBox`: the element it fills. */
-  constructor(ui, progress, progressBox) {
+  constructor(ui, progress, progressBox, { onChoose = () => {} } = {}) {
+    this.onChoose = onChoose;
     this.ui = ui;
     this.progress = progress;
     this.progressBox = progressBox;
@@ -55,7 +57,11 @@ export class ThreadView {
     const sqlFor = (queryId) => job.sql.get(queryId);
     if (final.status === "succeeded") {
       renderAnswer(ui.answer, result.answer_text || "", result.charts || [], { sqlFor, numbers: result.numbers })
-        .then(() => this.scrollToEnd());
+        .then(() => {
+          // After the answer's own nodes, which renderAnswer replaces.
+          ui.answer.append(...resultMarks(result, { onChoose: this.onChoose }), feedbackBar(final.job_id));
+          this.scrollToEnd();
+        });
       if (result.truncated) {
         ui.answer.append(el("p", { class: "muted" }, "The answer was cut short; try a narrower question."));
       }

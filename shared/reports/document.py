@@ -75,6 +75,7 @@ def build_document(batch: Batch, jobs: Sequence[Job],
             "parse_path": job.parse_path,
             "truncated": bool(job.truncated),
             "numbers": job.numbers,
+            "verified": job.verified,
             "queries": queries.get(job.id, []),
             "error": ({"code": job.error_code, "message": job.error_message}
                       if job.error_code else None),

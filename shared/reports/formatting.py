@@ -35,6 +35,11 @@ def data_as_of_line(data_as_of: str | None) -> str:
     return f"Data as of {data_as_of.replace('T', ' ').split('.')[0].rstrip('Z')} UTC."
 
 
+def verified_line(verified: dict | None) -> str:
+    """'Verified query: <its question>.' for an answer relying on one; else empty."""
+    return f"Verified query: {verified['question']}" if verified else ""
+
+
 def saving_sentence(document: dict[str, Any]) -> str:
     """How the batch's price compares with the other mode."""
     economy = document.get("economy")

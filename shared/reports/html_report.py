@@ -20,6 +20,7 @@ from shared.reports.formatting import (
     fmt_usd,
     saving_sentence,
     usage_line,
+    verified_line,
 )
 from shared.usage_figures import TOKEN_FIELDS
 
@@ -131,6 +132,8 @@ def _question(q: dict[str, Any]) -> str:
             body.append(_text(value) if kind == "text" else _figure(value))
         if sentence := numbers_sentence(q.get("numbers")):
             body.append(f'<p class="muted">{escape(sentence)}</p>')
+        if verified := verified_line(q.get("verified")):
+            body.append(f'<p class="verified">✓ {escape(verified)}</p>')
     if q.get("error"):
         body.append(f'<p class="error"><b>{escape(q["status"].capitalize())}</b> '
                     f"({escape(q['error']['code'] or '')}): "

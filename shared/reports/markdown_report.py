@@ -20,6 +20,7 @@ from shared.reports.formatting import (
     fmt_usd,
     saving_sentence,
     usage_line,
+    verified_line,
 )
 from shared.usage_figures import TOKEN_FIELDS
 
@@ -57,6 +58,8 @@ def render_markdown(document: dict[str, Any]) -> str:
                 lines += [_marked(_escape(value)).strip(), ""] if kind == "text" else _chart(value)
             if sentence := numbers_sentence(q.get("numbers")):
                 lines += [f"_{_inline(sentence)}_", ""]
+            if verified := verified_line(q.get("verified")):
+                lines += [f"**✓** _{_inline(verified)}_", ""]
         if q.get("error"):
             error = q["error"]
             lines += [(f"> **{q['status'].capitalize()}** (`{error['code']}`): "

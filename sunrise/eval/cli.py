@@ -37,7 +37,32 @@ from sunrise.eval.run import answer_questions, build_report, load_report, score_
 from sunrise.offline import llm_settings
 
 
-@click.command("eval")
+class EvalCommand(click.Command):
+    """``sunrise eval QUESTIONS.yaml`` scores; ``sunrise eval export ...`` writes a gold
+    file. A command with one subcommand rather than a group, so that the gold file stays
+    the first argument as it always was."""
+
+    subcommands = ("export",)
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] in self.subcommands:
+            ctx.meta["sunrise.eval.sub"] = (args[0], args[1:])
+            return []
+        return super().parse_args(ctx, args)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        sub = ctx.meta.get("sunrise.eval.sub")
+        if sub is None:
+            return super().invoke(ctx)
+        from sunrise.eval.export import export_command
+
+        name, args = sub
+        with export_command.make_context(f"{ctx.info_name} {name}", args, parent=ctx) as sub_ctx:
+            return export_command.invoke(sub_ctx)
+
+
+@click.command("eval", cls=EvalCommand, epilog="sunrise eval export --dataset ID -o gold.yaml "
+               "[--include-upvoted] writes a dataset's verified queries as a gold file.")
 @click.argument("questions_file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
               default=Path("eval-report.html"), show_default=True,

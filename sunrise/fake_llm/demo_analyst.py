@@ -9,7 +9,11 @@ For the current question (latest plain-text user message):
   Sunrise's offline demo model. A one-row, one-value result gets no chart; an
   `error: ...` result gets an answer explaining the failure;
 - a question it cannot map (or no `execute_sql` tool offered) -> a JSON answer
-  saying so, without a tool call.
+  saying so, without a tool call;
+- verified queries appended to the question (`verified_block.py`): the most similar
+  one's SQL is run as is when it is similar enough, instead of a planned query;
+- an ambiguous question (`clarify.py`) -> a JSON answer with `clarify` and options,
+  without a tool call.
 The policy is a pure function of the request: it parses the system prompt and
 plans the question on every call and memoizes nothing, so each call costs the
 same whatever the server's configuration (benchmarks rely on that).
@@ -19,6 +23,7 @@ from __future__ import annotations
 
 import json
 
+from sunrise.fake_llm.clarify import clarification
 from sunrise.fake_llm.conversation import ToolResult, current_turn, system_text
 from sunrise.fake_llm.question_sql import plan_query
 from sunrise.fake_llm.reply import SQL_TOOL, Reply, text_reply, tool_reply
@@ -29,6 +34,7 @@ from sunrise.fake_llm.tool_result_text import (
     error_message,
     parse_tool_result,
 )
+from sunrise.fake_llm.verified_block import adopted_sql, split_question
 
 DISCLAIMER = (
     "This answer comes from Sunrise's offline demo model, a test double that turns "
@@ -53,8 +59,10 @@ def demo_analyst_reply(body: dict) -> Reply:
     messages = body["messages"]
     schema = parse_schema(system_text(body.get("system")))
     turn = current_turn(messages)
+    question, offers = split_question(turn.question) if turn else ("", [])
     # Planned even when the reply will be an answer, so every call does the same work.
-    plan = plan_query(turn.question, schema) if turn else None
+    plan = plan_query(question, schema) if turn else None
+    verified_sql = adopted_sql(offers)
     if turn is None:
         return _cannot_answer("there is no question in the conversation.")
     if turn.tool_results:
@@ -64,6 +72,13 @@ def demo_analyst_reply(body: dict) -> Reply:
         return _cannot_answer(f"no `{SQL_TOOL}` tool was offered.")
     if not schema.tables:
         return _cannot_answer("the system prompt holds no CREATE TABLE schema.")
+    if verified_sql is not None:
+        return tool_reply("I'll run the verified query for this question.",
+                          [(SQL_TOOL, {"sql": verified_sql})])
+    ask = clarification(question, schema)
+    if ask is not None:
+        return text_reply(json.dumps({"answerText": ask["question"], "charts": [],
+                                      "clarify": ask}, ensure_ascii=False))
     if plan is None:
         return _cannot_answer("it could not map the question to the tables and columns it knows.")
     return tool_reply(

@@ -18,6 +18,7 @@ from shared.config import Settings
 from shared.usage_figures import JobFigures
 from worker.agent.answer_stream import AnswerStreamer
 from worker.agent.turn import LoopHooks, LoopOutcome, Turn
+from worker.agent.verified_queries import VerifiedContext
 from worker.llm.stream import stream_message
 
 
@@ -35,13 +36,14 @@ class AgentLoop:
         model: str | None = None,
         deadline: float | None = None,
         clock: Callable[[], float] = time.monotonic,
+        verified: VerifiedContext | None = None,
     ):
         self.client = client
         self.settings = settings
         self.hooks = hooks
         self.turn = Turn(
             sandbox=sandbox, settings=settings, system_prompt=system_prompt, hooks=hooks,
-            model=model or settings.model, clock=clock,
+            model=model or settings.model, clock=clock, verified=verified,
             deadline=deadline if deadline is not None else clock() + settings.job_deadline_s)
 
     @property

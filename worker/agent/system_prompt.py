@@ -49,6 +49,16 @@ for categories, pie only for a few shares of a whole, table for lists. Add a cha
 it helps; use "charts": [] when it does not.
 - If the question cannot be answered from this database, say so plainly in answerText \
 and explain what data would be needed.
+- If the question is ambiguous for this database -- it could mean two or more \
+different queries whose answers differ (a "delay" that may be departure or arrival, \
+"sales" that may be booked or shipped) -- ask instead of guessing: add \
+"clarify": {"question": "<what you need to know>", "options": ["<the question \
+rewritten for one meaning>", ...]} with 2 to 6 options, each a complete question the \
+user can send as is, and put the same question in answerText. Do not ask when the \
+schema leaves only one sensible reading.
+- The user's message may end with <verified_queries>: queries a person checked for \
+similar questions. When one answers the question, run its SQL unchanged except for \
+literal values the question changes.
 
 DuckDB SQL notes:
 - Dates and times: date_trunc('month', ts), extract(year FROM ts), strftime(ts, '%Y-%m'), make_date(year, month, day), current_date. Intervals: ts + INTERVAL 1 DAY.

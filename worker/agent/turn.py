@@ -31,6 +31,7 @@ from worker.agent.stop_reasons import (
     with_continuation,
 )
 from worker.agent.system_prompt import system_blocks
+from worker.agent.verified_queries import VerifiedContext
 from worker.answer.charts import bind_charts
 from worker.answer.data_years import data_years
 from worker.answer.extraction import ExtractedAnswer, extract_answer, truncated_answer
@@ -82,6 +83,10 @@ class LoopOutcome:
     warnings: list[str]
     # The faithfulness check of answer_text: {"checked": n, "unsupported": [...]}.
     numbers: dict | None = None
+    # {"verified_query_id", "question"} when the answer relied on a verified query.
+    verified: dict | None = None
+    # {"question", "options"} when the model asked instead of answering.
+    clarification: dict | None = None
 
 
 class Turn:
@@ -90,8 +95,9 @@ class Turn:
 
     def __init__(self, *, sandbox: SqlSandbox, settings: Settings, system_prompt: str,
                  hooks: LoopHooks, model: str, deadline: float, clock: Callable[[], float],
-                 cache_control: dict = EPHEMERAL):
+                 cache_control: dict = EPHEMERAL, verified: VerifiedContext | None = None):
         self.settings = settings
+        self.verified = verified or VerifiedContext()
         self.model = model
         self.hooks = hooks
         self.deadline = deadline
@@ -113,10 +119,11 @@ class Turn:
     def start(self, history: list[dict], question: str) -> None:
         """Begin with ``history`` (role + text turns, oldest first) and the question; the
         figures in both count as seen by the model."""
-        self.messages = [*history, {"role": "user", "content": question}]
-        for message in self.messages:
+        for message in [*history, {"content": question}]:
             if isinstance(message["content"], str):
                 self.evidence.add_context(message["content"])
+        # Retrieved verified queries go in the turn, after the cached system prompt.
+        self.messages = [*history, {"role": "user", "content": self.verified.turn_text(question)}]
 
     def time_left(self) -> float:
         return self.deadline - self.clock()
@@ -217,7 +224,17 @@ class Turn:
             stats=self.figures,
             warnings=bound.warnings,
             numbers=self._check_numbers(bound.answer_text),
+            verified=self.verified.relied_on(self._relied_on_sql(bound.charts)),
+            clarification=answer.clarify,
         )
+
+    def _relied_on_sql(self, charts: list[dict]) -> str | None:
+        """The query the answer relied on: its first chart's, else the last that ran
+        (the eval's rule)."""
+        if charts:
+            return charts[0].get("sql")
+        results = self.tools.chart_sources()
+        return results[max(results)].sql if results else None
 
     def _check_numbers(self, answer_text: str) -> dict | None:
         """The faithfulness check of the answer; None (logged) if the check itself fails:

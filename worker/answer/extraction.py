@@ -49,6 +49,8 @@ class ExtractedAnswer:
     charts: list[dict] = field(default_factory=list)
     parse_path: str = "raw"
     stripped_prose: list[str] = field(default_factory=list)
+    # {"question": str, "options": [str, ...]} when the model asks instead of guessing.
+    clarify: dict | None = None
 
 
 def truncated_answer() -> ExtractedAnswer:
@@ -155,7 +157,27 @@ def _answer(obj: dict, path: str, prose: list[str]) -> ExtractedAnswer:
     for piece in prose:
         shown = piece if len(piece) <= _PROSE_LOG_CHARS else piece[:_PROSE_LOG_CHARS] + "…"
         logger.warning("stripped prose around the %s answer JSON: %r", path, shown)
-    return ExtractedAnswer(_clean(obj["answerText"]), charts, path, prose)
+    return ExtractedAnswer(_clean(obj["answerText"]), charts, path, prose,
+                           clarification(obj.get("clarify")))
+
+
+MAX_OPTIONS = 6
+
+
+def clarification(raw: Any) -> dict | None:
+    """The answer's ``clarify`` if well formed (a question and 2-6 distinct, non-empty
+    options), else None (logged): a malformed one must not cost the answer."""
+    if raw is None:
+        return None
+    options = raw.get("options") if isinstance(raw, dict) else None
+    question = raw.get("question") if isinstance(raw, dict) else None
+    if (isinstance(question, str) and question.strip() and isinstance(options, list)
+            and all(isinstance(o, str) and o.strip() for o in options)):
+        kept = list(dict.fromkeys(_clean(o.strip()) for o in options))[:MAX_OPTIONS]
+        if len(kept) >= 2:
+            return {"question": _clean(question.strip()), "options": kept}
+    logger.warning("ignored clarify: expected a question and 2-%d text options", MAX_OPTIONS)
+    return None
 
 
 def _prose(before: str, after: str) -> list[str]:

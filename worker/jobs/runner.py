@@ -15,6 +15,7 @@ from shared.logging_setup import log_context, set_log_field
 from shared.models import Job
 from shared.usage_figures import JobFigures
 from worker.agent.loop import AgentLoop
+from worker.agent.verified_queries import VerifiedQueries
 from worker.jobs.data_source import DataSource, TenantDatasets
 from worker.jobs.events import job_sink
 from worker.jobs.heartbeat import Heartbeats
@@ -54,6 +55,7 @@ class JobRunner:
         self._pooled_clients = client is None
         self._turns = itertools.count()
         self.data = data or TenantDatasets(settings)
+        self.verified = VerifiedQueries(self.store.engine)
         self.metrics = metrics
         # Called with the finished job row after its terminal event (e.g. batch progress).
         self.after_finish = list(after_finish or [])
@@ -86,8 +88,10 @@ class JobRunner:
             data = self.data.for_job(job)
             if data.cancel is not None:  # a live source: a cancel stops the query there
                 self.heartbeats.watch(job.id, data.cancel)
+            verified = self.verified.for_question(job.tenant_id, job.dataset_id, job.message)
             loop = AgentLoop(client=self.client_for_job(), sandbox=data.sandbox, settings=self.settings,
-                             system_prompt=data.system_prompt, hooks=hooks, model=job.model)
+                             system_prompt=data.system_prompt, hooks=hooks, model=job.model,
+                             verified=verified)
             ending = JobEnding.answered(loop.run(self.history(job), job.message))
         except Exception as exc:
             ending = self.stopped(job, exc)

@@ -81,13 +81,16 @@ class JobEnding:
     # The row policies and masks applied to its queries, for the audit log (the policy
     # engine fills it); None: none applied.
     policies: list | None = None
+    verified: dict | None = None
+    clarification: dict | None = None
 
     @classmethod
     def answered(cls, outcome) -> JobEnding:
         """The successful ending of an agent loop's ``LoopOutcome``."""
         return cls("succeeded", answer_text=outcome.answer_text, charts=outcome.charts,
                    parse_path=outcome.parse_path, truncated=outcome.truncated,
-                   numbers=outcome.numbers)
+                   numbers=outcome.numbers, verified=outcome.verified,
+                   clarification=outcome.clarification)
 
     @classmethod
     def stopped(cls, exc: BaseException) -> JobEnding:
@@ -298,7 +301,8 @@ class JobStore:
             "parse_path": outcome.parse_path, "truncated": outcome.truncated,
             "numbers": outcome.numbers, "error_code": outcome.error_code,
             "error_message": storable(outcome.error_message), "finished_at": now,
-            "heartbeat_at": now, "data_as_of": outcome.data_as_of, **outcome.usage}
+            "heartbeat_at": now, "data_as_of": outcome.data_as_of,
+            "verified": outcome.verified, "clarification": outcome.clarification, **outcome.usage}
         with self.driver.begin() as conn:
             if trace:
                 _write_trace(conn, trace)
