@@ -35,11 +35,12 @@ UNTRACED_URLS = "healthz,readyz,metrics"
 CONTENT_LIMIT = 4000  # characters of captured content per attribute
 
 _lock = threading.Lock()
-_state: dict[str, Any] = {"provider": None, "capture": False}
+# "tracer" is the switch every span helper reads: None while tracing is off.
+_state: dict[str, Any] = {"provider": None, "tracer": None, "capture": False}
 
 
 def enabled() -> bool:
-    return _state["provider"] is not None
+    return _state["tracer"] is not None
 
 
 def configure(settings, service: str) -> bool:
@@ -60,7 +61,8 @@ def configure(settings, service: str) -> bool:
             provider.add_span_processor(BatchSpanProcessor(
                 OTLPSpanExporter(endpoint=f"{endpoint.rstrip('/')}/v1/traces")))
             trace.set_tracer_provider(provider)
-            _state.update(provider=provider, capture=settings.otel_capture_content)
+            _state.update(provider=provider, tracer=provider.get_tracer(TRACER),
+                          capture=settings.otel_capture_content)
             logger.info("traces of %s exported to %s", service, endpoint)
     return True
 
@@ -96,13 +98,12 @@ def _span(name: str, kind: str, attributes: dict[str, Any]) -> Iterator[Any]:
     """A span made current for the block, or None while tracing is off. An exception
     leaving the block marks it failed with ``error.type`` (its ``code`` if it has one);
     its message is not recorded (it may quote the data)."""
-    provider = _state["provider"]
-    if provider is None:
+    tracer = _state["tracer"]
+    if tracer is None:
         yield None
         return
     from opentelemetry.trace import SpanKind, StatusCode
 
-    tracer = provider.get_tracer(TRACER)
     with tracer.start_as_current_span(name, kind=getattr(SpanKind, kind), attributes=attributes,
                                       record_exception=False,
                                       set_status_on_exception=False) as span:
@@ -151,8 +152,7 @@ def invoke_agent(*, model: str, job_id: str, conversation_id: str | None, tenant
         finally:
             if span is not None:
                 stats = figures()
-                _usage(span, stats.usage)
-                span.set_attribute("sunrise.tool_rounds", stats.tool_rounds)
+                span.set_attributes(_usage(stats.usage))
 
 
 def record_answer(span, answer_text: str) -> None:
@@ -161,33 +161,32 @@ def record_answer(span, answer_text: str) -> None:
         span.set_attribute("gen_ai.output.messages", _messages("assistant", answer_text))
 
 
-@contextlib.contextmanager
-def chat(model: str) -> Iterator[Any]:
+def chat(model: str) -> contextlib.AbstractContextManager[Any]:
     """``chat <model>`` around one model call."""
-    with _span(f"chat {model}", "CLIENT", {
-            "gen_ai.operation.name": "chat", "gen_ai.provider.name": PROVIDER,
-            "gen_ai.request.model": model}) as span:
-        yield span
+    return _span(f"chat {model}", "CLIENT", {
+        "gen_ai.operation.name": "chat", "gen_ai.provider.name": PROVIDER,
+        "gen_ai.request.model": model})
 
 
-def record_reply(span, message: Any, usage: Any) -> None:
+def record_reply(span, message: Any, usage: Any, model: str) -> None:
     """A model reply on its ``chat`` span: ``usage`` is its ``CallUsage`` (the exact
-    figures the job's usage sums)."""
+    figures the job's usage sums); ``gen_ai.response.model`` only where it differs from
+    the requested ``model`` (each attribute costs the worker CPU to record and export)."""
     if span is None:
         return
-    span.set_attribute("gen_ai.response.model", getattr(message, "model", "") or "")
-    span.set_attribute("gen_ai.response.id", getattr(message, "id", "") or "")
-    span.set_attribute("gen_ai.response.finish_reasons", [message.stop_reason or ""])
-    _usage(span, usage)
+    attributes = {"gen_ai.response.id": getattr(message, "id", "") or "",
+                  "gen_ai.response.finish_reasons": [message.stop_reason or ""],
+                  **_usage(usage)}
+    if getattr(message, "model", model) != model:
+        attributes["gen_ai.response.model"] = message.model
+    span.set_attributes(attributes)
 
 
-@contextlib.contextmanager
-def execute_tool(name: str, call_id: str) -> Iterator[Any]:
+def execute_tool(name: str, call_id: str) -> contextlib.AbstractContextManager[Any]:
     """``execute_tool <name>`` around one tool call."""
-    with _span(f"execute_tool {name}", "INTERNAL", {
-            "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name,
-            "gen_ai.tool.type": "function", "gen_ai.tool.call.id": call_id}) as span:
-        yield span
+    return _span(f"execute_tool {name}", "INTERNAL", {
+        "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name,
+        "gen_ai.tool.call.id": call_id})
 
 
 def record_tool(span, run: Any) -> None:
@@ -195,13 +194,13 @@ def record_tool(span, run: Any) -> None:
     text only when content is captured."""
     if span is None:
         return
-    span.set_attribute("sunrise.tool.rows", run.rows)
-    span.set_attribute("sunrise.tool.cached", run.cached)
+    attributes = {"sunrise.tool.rows": run.rows, "sunrise.tool.cached": run.cached}
     if run.is_error:
-        span.set_attribute("error.type", "tool_error")
+        attributes["error.type"] = "tool_error"
     if _state["capture"]:
-        span.set_attribute("gen_ai.tool.call.arguments", run.input_text[:CONTENT_LIMIT])
-        span.set_attribute("gen_ai.tool.call.result", run.text[:CONTENT_LIMIT])
+        attributes["gen_ai.tool.call.arguments"] = run.input_text[:CONTENT_LIMIT]
+        attributes["gen_ai.tool.call.result"] = run.text[:CONTENT_LIMIT]
+    span.set_attributes(attributes)
 
 
 @contextlib.contextmanager
@@ -227,16 +226,17 @@ def record_outcome(span, outcome: str | None) -> None:
         span.set_attribute("sunrise.outcome", outcome)
 
 
-def _usage(span, usage: Any) -> None:
+def _usage(usage: Any) -> dict[str, Any]:
     # GenAI conventions: input_tokens counts every prompt token, cached ones included.
     from shared.usage_figures import prompt_tokens
 
-    span.set_attribute("gen_ai.usage.input_tokens", prompt_tokens(usage))
-    span.set_attribute("gen_ai.usage.output_tokens", usage.output_tokens)
-    span.set_attribute("gen_ai.usage.cache_read.input_tokens", usage.cache_read_tokens)
-    span.set_attribute("gen_ai.usage.cache_creation.input_tokens", usage.cache_creation_tokens)
+    found = {"gen_ai.usage.input_tokens": prompt_tokens(usage),
+             "gen_ai.usage.output_tokens": usage.output_tokens,
+             "gen_ai.usage.cache_read.input_tokens": usage.cache_read_tokens,
+             "gen_ai.usage.cache_creation.input_tokens": usage.cache_creation_tokens}
     if usage.cost_usd is not None:
-        span.set_attribute("sunrise.cost_usd", float(usage.cost_usd))
+        found["sunrise.cost_usd"] = float(usage.cost_usd)
+    return found
 
 
 def _messages(role: str, text: str) -> str:

@@ -125,3 +125,17 @@ def test_one_job_is_one_trace_from_the_request_to_the_sql(traced, receiver, ops_
     text = json.dumps([s.attributes for s in trace])
     for secret in (question, "Which carrier", "UA flew most", "GROUP BY", "Bearer"):
         assert secret not in text
+
+
+def test_a_collector_that_is_down_costs_no_answer(ops_settings, start_worker, ops_auth,
+                                                  fake_llm, monkeypatch):
+    """Exporting is off the job's path: with the endpoint refusing connections, the
+    API accepts and the worker answers as usual."""
+    monkeypatch.setenv("OTEL_BSP_SCHEDULE_DELAY", "100")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "1")
+    with OtlpReceiver() as closed:
+        endpoint = closed.endpoint  # bound, then closed below: nothing listens there
+    start_worker(concurrency=2, OTEL_EXPORTER_OTLP_ENDPOINT=endpoint)
+    with LiveApi(ops_settings, otel_exporter_otlp_endpoint=endpoint) as api:
+        job, _question = one_job(api, ops_auth, fake_llm)
+        assert job["result"]["answer_text"] == "UA flew most."

@@ -24,6 +24,7 @@ def spans(monkeypatch):
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     monkeypatch.setitem(tracing._state, "provider", provider)
+    monkeypatch.setitem(tracing._state, "tracer", provider.get_tracer("test"))
     monkeypatch.setitem(tracing._state, "capture", False)
     return exporter
 
@@ -40,7 +41,7 @@ def run_one_turn(question: str = "How many flights?") -> None:
             question=question, figures=lambda: figures) as agent:
         with tracing.chat("claude-x") as chat:
             reply = types.SimpleNamespace(model="claude-x", id="msg_1", stop_reason="tool_use")
-            tracing.record_reply(chat, reply, usage(10, 5, 100, 20))
+            tracing.record_reply(chat, reply, usage(10, 5, 100, 20), "claude-x")
             figures.usage += usage(10, 5, 100, 20)
         with tracing.execute_tool("execute_sql", "toolu_1") as tool:
             tracing.record_tool(tool, types.SimpleNamespace(

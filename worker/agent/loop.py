@@ -64,7 +64,8 @@ class AgentLoop:
                 message = self._stream()
                 if span is not None:
                     tracing.record_reply(span, message, price_call(
-                        message.usage, self.settings.price_for(self.turn.model)))
+                        message.usage, self.settings.price_for(self.turn.model)),
+                        self.turn.model)
             outcome = self.turn.take(message, int((time.perf_counter() - started) * 1000),
                                      thinking_shown=True)
             if outcome is not None:
