@@ -27,10 +27,12 @@ def create_app(overrides: dict[str, Any] | None = None, *, settings: Settings | 
         users,
     )
     from api.spec import spec
+    from shared import tracing
 
     if settings is None:
         settings = Settings(**overrides) if overrides else get_settings()
     app = Flask(__name__)
+    tracing.init_app(app, settings)
     app.config["MAX_CONTENT_LENGTH"] = settings.max_body_bytes
     app.json.sort_keys = False
     resources.init_app(app, settings)

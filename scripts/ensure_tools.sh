@@ -3,13 +3,15 @@
 # chromium (+ fonts, for readable screenshots) for the console's browser tests, driven
 # by Playwright's Python client (Playwright's own browser download is never used), and
 # docker-compose to validate docker-compose.yml, and a Java 17 runtime for the live Spark
-# tests' Spark Connect server (the full pyspark of the dev extra runs on it).
+# tests' Spark Connect server (the full pyspark of the dev extra runs on it), and
+# Prometheus's promtool to check and unit-test the alert rules (deploy/prometheus/).
 set -eu
 missing=()
 command -v docker-compose >/dev/null 2>&1 || docker compose version >/dev/null 2>&1 \
   || missing+=(docker-compose)
 [ -x /usr/bin/chromium ] || missing+=(chromium fonts-liberation)
 command -v java >/dev/null 2>&1 || missing+=(openjdk-17-jre-headless)
+command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
 if [ ${#missing[@]} -gt 0 ]; then
   SUDO=""
   [ "$(id -u)" -eq 0 ] || SUDO="sudo"

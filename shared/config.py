@@ -60,6 +60,13 @@ class Settings(BaseSettings):
     # is set up here, so the spans recorded nothing, yet building their attributes cost
     # every call CPU (≈ 2 % of a job's in the worker).
     llm_tracing: bool = False
+    # OpenTelemetry traces (shared/tracing.py): on when the standard endpoint variable is
+    # set (OTLP/HTTP; the exporter reads the other OTEL_EXPORTER_OTLP_* itself). Questions,
+    # answers and SQL text join the spans only when capture_content is true.
+    otel_exporter_otlp_endpoint: str | None = Field(
+        default=None, validation_alias=AliasChoices("OTEL_EXPORTER_OTLP_ENDPOINT",
+                                                    "SUNRISE_OTEL_EXPORTER_OTLP_ENDPOINT"))
+    otel_capture_content: bool = False
     job_deadline_s: float = 300.0
     cache_messages: bool = True
     # What the model is sent. The defaults ship; the other values exist so that

@@ -10,7 +10,7 @@ from celery import Celery
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
 
-from shared import job_state
+from shared import job_state, tracing
 from shared.celery_factory import CHAT_QUEUE, DATASETS_QUEUE, IMPORT_DATASET, RUN_JOB
 from shared.events import EventSink
 from shared.models import utcnow
@@ -53,7 +53,8 @@ def enqueue_jobs(celery: Celery, sessions: sessionmaker[Session], job_ids: list[
     try:
         # The broker is the Redis that just failed to answer: do not wait on it too.
         gate.check()
-        with celery.producer_or_acquire() as producer:
+        with celery.producer_or_acquire() as producer, \
+                tracing.enqueue(queue, len(job_ids)) as headers:
             for job_id in job_ids:
                 # The job id as the task id: `celery inspect` and Flower show job ids.
                 # The queue is declared by the workers that consume it, not once per
@@ -61,7 +62,7 @@ def enqueue_jobs(celery: Celery, sessions: sessionmaker[Session], job_ids: list[
                 # (a copy of the queue bound per send, saferepr) cost more than the rest.
                 celery.send_task(RUN_JOB, args=[job_id], task_id=job_id, queue=queue,
                                  producer=producer, declare=[], argsrepr=repr([job_id]),
-                                 kwargsrepr="{}")
+                                 kwargsrepr="{}", headers=headers)
                 sent.append(job_id)
     except Exception as exc:  # broker down or hung: the reaper will pick the rest up
         if not gate.should_skip():

@@ -5,6 +5,7 @@ process with :func:`get_metrics` (the default registry) and serve it on their ow
 port (``worker/observability.py``); the API's ``/metrics`` adds the fleet-wide
 figures read at scrape time (``api/fleet_metrics.py``). No label carries a tenant:
 cardinality stays bounded and one tenant's traffic never shows in a shared scrape.
+(Spend per tenant is the budgets' own gauge, ``sunrise_tenant_spend_usd``, on the API.)
 
 Recording never raises: a metrics bug must not fail a job, so errors are logged.
 """
@@ -26,6 +27,9 @@ LATENCY_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2, 3, 5, 8, 13, 20, 30, 60, 120, 300
 ROUND_BUCKETS = (0, 1, 2, 3, 4, 5, 6, 8, 10, 12)
 PARSE_PATHS = ("direct", "fenced", "anchored", "raw", "truncated")
 # Prometheus label value -> usage figure.
+IMPORT_OUTCOMES = ("ready", "failed")
+SCHEDULE_RUN_OUTCOMES = ("delivered", "partially_delivered", "failed", "skipped")
+REAPER_ACTIONS = ("requeued", "failed", "imports_resent")
 TOKEN_KINDS = dict(zip(("input", "output", "cache_read", "cache_write"), TOKEN_FIELDS,
                        strict=True))
 
@@ -89,15 +93,29 @@ class Metrics:
             "sunrise_prompt_cache_hit_ratio",
             "Share of prompt tokens read from the prompt cache since this process started: "
             "cache_read / (input + cache_read + cache_write).", **r)
+        self.dataset_imports = Counter(
+            "sunrise_dataset_imports", "Dataset imports a worker finished, by outcome.",
+            ["outcome"], **r)
+        self.reaper_actions = Counter(
+            "sunrise_reaper_actions",
+            "What reaper sweeps did: jobs re-enqueued (requeued), stale jobs failed for "
+            "good (failed), lost imports sent again (imports_resent).", ["action"], **r)
         self.schedule_runs = Counter(
-            "sunrise_schedule_runs", "Schedule runs ended, by final status.", ["status"], **r)
+            "sunrise_schedule_runs", "Scheduled runs finished, by outcome.", ["outcome"], **r)
         self.schedule_deliveries = Counter(
-            "sunrise_schedule_deliveries", "Schedule deliveries (after their retries), by "
-            "target type and outcome.", ["type", "status"], **r)
+            "sunrise_schedule_deliveries",
+            "Deliveries of scheduled runs' results, by type (email, webhook, ...) and outcome.",
+            ["type", "outcome"], **r)
         for status in TERMINAL:  # present from the start, so rate() works at once
             self.jobs_finished.labels(status)
         for path in PARSE_PATHS:
             self.parse_paths.labels(path)
+        for outcome in IMPORT_OUTCOMES:
+            self.dataset_imports.labels(outcome)
+        for action in REAPER_ACTIONS:
+            self.reaper_actions.labels(action)
+        for outcome in SCHEDULE_RUN_OUTCOMES:
+            self.schedule_runs.labels(outcome)
         self._lock = threading.Lock()
         self._prompt_tokens = 0
         self._cached_tokens = 0
@@ -155,6 +173,40 @@ class Metrics:
             self.llm_retries.labels(model, error_type).inc()
         except Exception:
             logger.exception("could not record a stream retry of %s", model)
+
+    def dataset_import_finished(self, outcome: str | None) -> None:
+        """Count one finished import (``outcome`` is the dataset's status afterwards;
+        None -- not this worker's to build -- counts nothing). Never raises."""
+        try:
+            if outcome in IMPORT_OUTCOMES:
+                self.dataset_imports.labels(outcome).inc()
+        except Exception:
+            logger.exception("could not record an import outcome")
+
+    def reaper_swept(self, counts: dict[str, int]) -> None:
+        """Count what one reaper sweep did (``Reaper.run_once()``'s counts). Never raises."""
+        try:
+            self.reaper_actions.labels("requeued").inc(counts.get("requeued", 0))
+            self.reaper_actions.labels("failed").inc(counts.get("failed", 0))
+            self.reaper_actions.labels("imports_resent").inc(counts.get("imports", 0))
+        except Exception:
+            logger.exception("could not record a reaper sweep")
+
+    def schedule_run_finished(self, outcome: str) -> None:
+        """Count one scheduled run by its final status (delivered, partially_delivered,
+        failed, skipped). Never raises."""
+        try:
+            self.schedule_runs.labels(outcome).inc()
+        except Exception:
+            logger.exception("could not record a schedule run")
+
+    def schedule_delivery(self, type: str, outcome: str) -> None:
+        """Count one delivery of a scheduled run's result: ``type`` the channel
+        (email, webhook, slack), ``outcome`` delivered or failed. Never raises."""
+        try:
+            self.schedule_deliveries.labels(type, outcome).inc()
+        except Exception:
+            logger.exception("could not record a schedule delivery")
 
 
 _process_metrics: Metrics | None = None

@@ -22,6 +22,7 @@ from wsgiref.simple_server import WSGIServer
 from celery import Celery, signals
 from prometheus_client import REGISTRY, CollectorRegistry, start_http_server
 
+from shared import tracing
 from shared.celery_factory import settings_of
 from shared.logging_setup import configure_logging
 from shared.startup_heap import freeze_startup_objects
@@ -83,7 +84,8 @@ def import_task_modules() -> None:
 
 
 def install_observability(app: Celery) -> None:
-    """Connect the Celery signals: logging setup, metrics server on ready, stop at shutdown.
+    """Connect the Celery signals: logging setup, traces (when configured) before the
+    first task, metrics server on ready, stop (and the last spans exported) at shutdown.
 
     Celery leaves logging to us once a ``setup_logging`` receiver exists; ``--loglevel``
     still sets the level. A metrics port that cannot be bound is logged and the worker
@@ -94,6 +96,11 @@ def install_observability(app: Celery) -> None:
     def on_setup_logging(loglevel=None, **_kw) -> None:
         level = logging.getLevelName(loglevel) if isinstance(loglevel, int) else loglevel
         configure_logging(level or "INFO", settings_of(app).log_format)
+
+    def on_init(sender=None, **_kw) -> None:
+        if getattr(sender, "app", None) is app and tracing.configure(settings_of(app),
+                                                                     "sunrise-worker"):
+            tracing.instrument_celery_worker()
 
     def on_ready(sender=None, **_kw) -> None:
         if getattr(sender, "app", None) is not app or "server" in state:
@@ -115,11 +122,13 @@ def install_observability(app: Celery) -> None:
             logger.warning("worker metrics not served: %s", exc)
 
     def on_shutdown(**_kw) -> None:
+        tracing.flush()
         server = state.pop("server", None)
         if server is not None:
             server.stop()
 
     uid = f"sunrise-{id(app)}"
     signals.setup_logging.connect(on_setup_logging, weak=False, dispatch_uid=f"{uid}-logging")
+    signals.worker_init.connect(on_init, weak=False, dispatch_uid=f"{uid}-tracing")
     signals.worker_ready.connect(on_ready, weak=False, dispatch_uid=f"{uid}-metrics")
     signals.worker_shutdown.connect(on_shutdown, weak=False, dispatch_uid=f"{uid}-metrics-stop")

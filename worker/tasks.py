@@ -54,12 +54,13 @@ def run_economy_batch(task, batch_id: str) -> None:
 
 @shared_task(name=IMPORT_DATASET, bind=True, **_GUARANTEED)
 def import_dataset(task, dataset_id: str, version: int) -> None:
+    from shared.metrics import get_metrics
     from worker.datasets.import_process import WorkerStopping
     from worker.datasets.import_run import ImportSlotsBusy
 
     runners = runners_for(task.app)
     try:
-        runners.datasets.run(dataset_id, version)
+        get_metrics().dataset_import_finished(runners.datasets.run(dataset_id, version))
     except ImportSlotsBusy:
         # Sent again later, this message acknowledged; no attempt was counted.
         raise task.retry(countdown=runners.settings.import_busy_retry_s,
@@ -94,7 +95,9 @@ def deliver_schedule_run(task, run_id: str) -> None:
 
 @shared_task(name=REAP, bind=True)
 def reap(task) -> None:
-    runners_for(task.app).reaper().run_once()
+    from shared.metrics import get_metrics
+
+    get_metrics().reaper_swept(runners_for(task.app).reaper().run_once())
 
 
 @dataclasses.dataclass

@@ -1,8 +1,11 @@
-"""Validate custom resources (KEDA's) against the OpenAPI schema of their vendored CRD.
+"""Validate custom resources (KEDA's, the Prometheus Operator's) against the OpenAPI
+schema of their vendored CRD.
 
 kubernetes-validate's offline schemas cover only the built-in kinds, so ScaledObject
 and TriggerAuthentication are checked here against the CRDs KEDA itself installs
-(``schemas/keda-v2.20.2/``, copied unchanged from the kedacore/keda release). Checked
+(``schemas/keda-v2.20.2/``, copied unchanged from the kedacore/keda release), and
+PodMonitor and PrometheusRule against the Prometheus Operator's
+(``schemas/prometheus-operator-v0.93.0/``). Checked
 as the API server would with kubectl's default strict field validation: unknown fields
 are errors, ``metadata`` is a valid ObjectMeta, and each CEL rule (``x-kubernetes-
 validations``) has a Python twin here; a rule without one fails loudly instead of
@@ -17,7 +20,7 @@ from pathlib import Path
 import jsonschema
 import yaml
 
-SCHEMAS = Path(__file__).resolve().parent / "schemas" / "keda-v2.20.2"
+SCHEMAS = Path(__file__).resolve().parent / "schemas"
 DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
 LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$")
 
@@ -34,11 +37,12 @@ CEL_RULES: dict[str, Callable[[dict], bool]] = {
 
 
 class CrdValidator:
-    """Validators for every kind of the CRDs under ``SCHEMAS``, keyed by (apiVersion, kind)."""
+    """Validators for every kind of the CRDs under ``SCHEMAS`` (one folder per vendored
+    release), keyed by (apiVersion, kind)."""
 
     def __init__(self, directory: Path = SCHEMAS):
         self.schemas: dict[tuple[str, str], dict] = {}
-        for path in sorted(directory.glob("*.yaml")):
+        for path in sorted(directory.glob("*/*.yaml")):
             crd = yaml.safe_load(path.read_text())
             group, kind = crd["spec"]["group"], crd["spec"]["names"]["kind"]
             for version in crd["spec"]["versions"]:

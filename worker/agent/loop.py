@@ -14,8 +14,9 @@ from collections.abc import Callable
 import anthropic
 
 from engine.sql.sandbox import SqlSandbox
+from shared import tracing
 from shared.config import Settings
-from shared.usage_figures import JobFigures
+from shared.usage_figures import JobFigures, price_call
 from worker.agent.answer_stream import AnswerStreamer
 from worker.agent.turn import LoopHooks, LoopOutcome, Turn
 from worker.agent.verified_queries import VerifiedContext
@@ -61,7 +62,12 @@ class AgentLoop:
         while True:
             self.turn.check_boundary()
             started = time.perf_counter()
-            message = self._stream()
+            with tracing.chat(self.turn.model) as span:
+                message = self._stream()
+                if span is not None:
+                    tracing.record_reply(span, message, price_call(
+                        message.usage, self.settings.price_for(self.turn.model)),
+                        self.turn.model)
             outcome = self.turn.take(message, int((time.perf_counter() - started) * 1000),
                                      thinking_shown=True)
             if outcome is not None:

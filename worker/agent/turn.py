@@ -18,6 +18,7 @@ from decimal import Decimal
 from typing import Any, Protocol
 
 from engine.sql.sandbox import SqlSandbox
+from shared import tracing
 from shared.config import Settings
 from shared.errors import JobCancelled, JobFailure
 from shared.usage_figures import CallUsage, JobFigures, price_call
@@ -208,7 +209,9 @@ class Turn:
         for block in message.content:
             if block.type != "tool_use":
                 continue
-            run = self.tools.call(block.name, block.input)
+            with tracing.execute_tool(block.name, block.id) as span:
+                run = self.tools.call(block.name, block.input)
+                tracing.record_tool(span, run)
             self.hooks.on_tool_call(self.round_no, run)
             results.append({"type": "tool_result", "tool_use_id": block.id, "content": run.text,
                             **({"is_error": True} if run.is_error else {})})

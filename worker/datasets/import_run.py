@@ -27,7 +27,7 @@ from engine.datasets import (
     Source,
     remove_stale_builds,
 )
-from shared import dataset_state
+from shared import dataset_state, tracing
 from shared.config import Settings
 from shared.dataset_view import corrections_of, dataset_to_dict
 from shared.db import session_factory
@@ -76,8 +76,11 @@ class DatasetImporter:
             raise ImportSlotsBusy(f"all {self.settings.import_concurrency} import slots "
                                   "of this worker are taken")
         try:
-            with log_context(dataset_id=dataset_id):
-                return self._run(dataset_id, version)
+            with log_context(dataset_id=dataset_id), \
+                    tracing.dataset_import(dataset_id, version) as span:
+                status = self._run(dataset_id, version)
+                tracing.record_outcome(span, status)
+                return status
         finally:
             self._slots.release()
 

@@ -6,6 +6,7 @@ import logging
 import time
 from collections.abc import Callable
 
+from shared import tracing
 from shared.config import Settings
 from shared.db import session_factory
 from shared.errors import JobCancelled, JobFailure
@@ -92,7 +93,7 @@ class JobRunner:
             loop = AgentLoop(client=self.client_for_job(), sandbox=data.sandbox, settings=self.settings,
                              system_prompt=data.system_prompt, hooks=hooks, model=job.model,
                              verified=verified)
-            ending = JobEnding.answered(loop.run(self.history(job), job.message))
+            ending = JobEnding.answered(self._turn(job, loop))
         except Exception as exc:
             ending = self.stopped(job, exc)
         finally:
@@ -102,6 +103,15 @@ class JobRunner:
             ending.policies = list(data.policies)  # the job's audit entry names them
         return self.complete(job, ending, loop.stats if loop else JobFigures(), started,
                              hooks.trace)
+
+    def _turn(self, job: ClaimedJob, loop: AgentLoop):
+        """The job's turn, in its ``invoke_agent`` span."""
+        with tracing.invoke_agent(model=loop.turn.model, job_id=job.id,
+                                  conversation_id=job.conversation_id, tenant_id=job.tenant_id,
+                                  question=job.message, figures=lambda: loop.stats) as span:
+            outcome = loop.run(self.history(job), job.message)
+            tracing.record_answer(span, outcome.answer_text)
+        return outcome
 
     def client_for_job(self):
         """The model client of the next job: the one given to the runner, else the next

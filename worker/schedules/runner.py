@@ -148,7 +148,7 @@ class ScheduleRunner:
                 ScheduleRun.id == run_id, ScheduleRun.status == "running")
                 .values(**values)).rowcount
         if done:
-            get_metrics().schedule_runs.labels(status=status).inc()
+            get_metrics().schedule_run_finished(status)
         return status
 
     # -- the delivery ------------------------------------------------------------------
@@ -204,8 +204,7 @@ class ScheduleRunner:
             records[index] = {"type": target["type"], "target": describe(target),
                               "status": outcome.status, "attempts": outcome.attempts,
                               "last_error": outcome.last_error}
-            get_metrics().schedule_deliveries.labels(type=target["type"],
-                                                     status=outcome.status).inc()
+            get_metrics().schedule_delivery(target["type"], outcome.status)
             with self.sessions.begin() as s:
                 s.execute(update(ScheduleRun).where(ScheduleRun.id == run_id)
                           .values(deliveries=list(records)))
