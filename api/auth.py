@@ -1,16 +1,37 @@
-"""Bearer-key authentication; every /v1 request runs as exactly one tenant."""
+"""Authentication: every /v1 request runs as exactly one tenant and at most one user.
+
+A request is authenticated by an API key (``Authorization: Bearer``), or, without one,
+by a console session cookie (``api/sessions.py``). It then acts as a ``Principal``
+(``g.principal``, read through ``api.acting.current_principal``):
+
+- a service key acts for its tenant with its scopes (a full-scope key as an owner);
+- a service key with the ``act_as`` scope may send ``Sunrise-User: <external_id>`` to act
+  as that user (an unknown one is created as a viewer, or refused, by the tenant's
+  ``unknown_users``); without ``act_as`` the header is refused (403);
+- a user's personal key, and a console session, act as their user.
+
+Key grants and users' principals are remembered for ``key_cache_s`` seconds
+(``api/tenant_cache.py``): a revoked key, or a user's changed role, takes up to that long
+to reach API processes that used it just before.
+"""
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import TypeVar
 
 from flask import current_app, g, request
+from sqlalchemy import select
 
 from api.resources import resources
-from shared.errors import InvalidKey, Unauthorized
-from shared.keys import get_or_create_tenant, hash_key, tenant_id_for_key
+from api.sessions import SESSION_COOKIE, session_user
+from shared.errors import Forbidden, InvalidKey, Unauthorized, ValidationFailed
+from shared.keys import KeyGrant, get_or_create_tenant, grant_for_key, hash_key
+from shared.models import Tenant, User
+from shared.people import check_external_id, principal_for_user, upsert_user
+from shared.principal import SCOPES, Principal
 
 DEFAULT_TENANT = "default"
+USER_HEADER = "Sunrise-User"
 
 V = TypeVar("V", bound=Callable)
 
@@ -23,19 +44,24 @@ def accepts_query_token(view: V) -> V:
 
 
 def authenticate() -> None:
-    """``before_request`` hook: sets ``g.tenant_id`` or raises Unauthorized (401).
+    """``before_request`` hook: sets ``g.tenant_id``, ``g.principal`` and ``g.actor`` (who
+    acts, for the audit log), or raises Unauthorized (401) or Forbidden (403).
 
     The key comes from ``Authorization: Bearer``, or from ``?access_token=`` on the GET
     views marked ``accepts_query_token`` only: a key in a URL ends up in logs and
-    histories, which is acceptable for a read-only link and not for a change. A key
-    found valid is remembered for ``key_cache_s`` seconds (``api/tenant_cache.py``).
+    histories, which is acceptable for a read-only link and not for a change.
     """
     res = resources()
     if res.settings.auth == "disabled":
         g.tenant_id = res.tenant_ids.tenant_id(DEFAULT_TENANT, lambda: _default_tenant_id(res))
+        g.principal, g.actor = Principal(tenant_id=g.tenant_id), "auth-disabled"
         return
     header = request.headers.get("Authorization", "")
     scheme, _, key = header.partition(" ")
+    if not header and "access_token" not in request.args \
+            and request.cookies.get(SESSION_COOKIE):
+        _authenticate_session(res, request.cookies[SESSION_COOKIE])
+        return
     if not key and "access_token" in request.args:
         if not _accepts_query_token():
             raise Unauthorized("?access_token= is accepted only on GET of event streams and "
@@ -45,17 +71,79 @@ def authenticate() -> None:
     if scheme.lower() != "bearer" or not key.strip():
         raise Unauthorized("Send your API key as 'Authorization: Bearer <key>'.")
     key = key.strip()
-    tenant_id = res.tenant_ids.tenant_id(hash_key(key), lambda: _key_owner(res, key))
-    if tenant_id is None:
+    grant: KeyGrant | None = res.tenant_ids.value(hash_key(key), lambda: _key_grant(res, key))
+    if grant is None:
         raise InvalidKey("The API key is unknown or revoked.")
-    g.tenant_id = tenant_id
+    g.tenant_id = grant.tenant_id
+    acting = request.headers.get(USER_HEADER)
+    if grant.user_id is not None:
+        if acting is not None:
+            raise Forbidden(f"A personal key acts only as its own user; {USER_HEADER} is "
+                            "for service keys with the act_as scope.")
+        principal = _user_principal(res, grant.tenant_id, grant.user_id, grant.scopes)
+    elif acting is not None:
+        if "act_as" not in grant.scopes:
+            raise Forbidden(f"{USER_HEADER} needs a key with the act_as scope; this key "
+                            f"has {', '.join(sorted(grant.scopes))}.")
+        principal = _acting_principal(res, grant, acting)
+    else:
+        g.principal, g.actor = Principal(tenant_id=grant.tenant_id, scopes=grant.scopes), \
+            f"key:{grant.prefix}"
+        return
+    g.principal, g.actor = principal, f"user:{principal.external_id}"
 
 
-def _key_owner(res, key: str) -> int | None:
+def _authenticate_session(res, token: str) -> None:
+    tenant_id, user_id = session_user(token)
+    principal = _user_principal(res, tenant_id, user_id, SCOPES - {"act_as"})
+    g.tenant_id, g.principal, g.actor = tenant_id, principal, f"user:{principal.external_id}"
+
+
+def _user_principal(res, tenant_id: int, user_id: int, scopes: frozenset[str]) -> Principal:
+    def load() -> Principal | None:
+        with res.session() as s:
+            user = s.get(User, user_id)
+            return None if user is None or user.tenant_id != tenant_id or user.disabled \
+                else principal_for_user(user, scopes)
+
+    principal = res.tenant_ids.value(("user", tenant_id, user_id, scopes), load)
+    if principal is None:
+        raise Forbidden("This user is disabled or deleted.")
+    return principal
+
+
+def _acting_principal(res, grant: KeyGrant, external_id: str) -> Principal:
+    try:
+        check_external_id(external_id)
+    except ValidationFailed as exc:
+        raise Forbidden(f"{USER_HEADER}: {exc.detail}") from None
+    scopes = grant.scopes - {"act_as"}
+
+    def load() -> Principal | None:
+        with res.session() as s:
+            user = s.scalar(select(User).where(User.tenant_id == grant.tenant_id,
+                                               User.external_id == external_id))
+            if user is None:
+                policy = s.scalar(select(Tenant.unknown_users)
+                                  .where(Tenant.id == grant.tenant_id))
+                if policy == "refuse":
+                    raise Forbidden(f"No user {external_id!r} in this tenant, and it does "
+                                    "not create users on first use.")
+                user = upsert_user(s, grant.tenant_id, external_id=external_id, email=None,
+                                   role="viewer", groups=())
+            return None if user.disabled else principal_for_user(user, scopes)
+
+    principal = res.tenant_ids.value(("acting", grant.tenant_id, external_id, scopes), load)
+    if principal is None:
+        raise Forbidden(f"User {external_id!r} is disabled.")
+    return principal
+
+
+def _key_grant(res, key: str) -> KeyGrant | None:
     # On the DBAPI cursor (shared/driver_sql.py): the cache's misses are on every
     # request path, a tenant's first request in each key_cache_s window.
     with res.driver.begin() as conn:
-        return tenant_id_for_key(conn, key)
+        return grant_for_key(conn, key)
 
 
 def _default_tenant_id(res) -> int:

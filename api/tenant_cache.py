@@ -11,7 +11,8 @@ key's SHA-256, never by the key itself.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
+from typing import Any
 
 from cachetools import TTLCache
 
@@ -23,11 +24,16 @@ class TenantCache:
     """``digest → tenant id`` for ``ttl_s`` seconds; ``ttl_s`` 0 remembers nothing."""
 
     def __init__(self, ttl_s: float, maxsize: int = MAX_KEYS):
-        self._cache: TTLCache[str, int] | None = TTLCache(maxsize, ttl_s) if ttl_s > 0 else None
+        self._cache: TTLCache[Hashable, Any] | None = TTLCache(maxsize, ttl_s) if ttl_s > 0 else None
         self._lock = threading.Lock()
 
     def tenant_id(self, digest: str, load: Callable[[], int | None]) -> int | None:
         """The remembered tenant of ``digest``, else ``load()`` (remembered unless None)."""
+        return self.value(digest, load)
+
+    def value(self, digest: Hashable, load: Callable[[], Any]) -> Any:
+        """The remembered value of ``digest`` (a key grant, a user's principal: anything
+        the window may serve stale), else ``load()`` (remembered unless None)."""
         if self._cache is None:
             return load()
         with self._lock:

@@ -3,13 +3,17 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 import secrets
+from collections.abc import Iterable
+from dataclasses import dataclass
 
 from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session
 
 from shared.driver_sql import DriverConnection
 from shared.models import ApiKey, Tenant, utcnow
+from shared.principal import SCOPES
 
 KEY_PREFIX = "sk-sunrise-"
 
@@ -27,11 +31,18 @@ def get_or_create_tenant(session: Session, name: str) -> Tenant:
     return tenant
 
 
-def create_key(session: Session, tenant_name: str) -> str:
-    """Create a key for ``tenant_name`` (creating the tenant if new); returns the key."""
+def create_key(session: Session, tenant_name: str, *,
+               scopes: Iterable[str] | None = None, user_id: int | None = None) -> str:
+    """Create a key for ``tenant_name`` (creating the tenant if new); returns the key.
+    ``scopes`` None gives every scope (as keys made before scopes have); ``user_id``
+    makes it that user's personal key. Raises ValueError on an unknown scope."""
+    chosen = SCOPES if scopes is None else frozenset(scopes)
+    if not chosen or chosen - SCOPES:
+        raise ValueError(f"scopes must be some of {', '.join(sorted(SCOPES))}")
     tenant = get_or_create_tenant(session, tenant_name)
     key = KEY_PREFIX + secrets.token_urlsafe(32)
-    session.add(ApiKey(tenant_id=tenant.id, key_hash=hash_key(key), prefix=key[:16]))
+    session.add(ApiKey(tenant_id=tenant.id, key_hash=hash_key(key), prefix=key[:16],
+                       scopes=sorted(chosen), user_id=user_id))
     session.flush()
     return key
 
@@ -59,10 +70,37 @@ def tenant_id_for_key(session: Session | DriverConnection, key: str) -> int | No
     return row.tenant_id
 
 
+@dataclass(frozen=True)
+class KeyGrant:
+    """What an unrevoked key lets a request do: its tenant, scopes, and the user it
+    belongs to (None: a service key)."""
+
+    tenant_id: int
+    prefix: str
+    scopes: frozenset[str]
+    user_id: int | None
+
+
+def grant_for_key(session: Session | DriverConnection, key: str) -> KeyGrant | None:
+    """The grant of an unrevoked ``key``, or None; read like ``tenant_id_for_key``. A key
+    without stored scopes (none given) has every scope."""
+    digest = hash_key(key)
+    row = session.execute(_KEY_GRANT, {"digest": digest}).first()
+    if row is None or not hmac.compare_digest(row.key_hash, digest):
+        return None
+    scopes = row.scopes
+    if isinstance(scopes, str | bytes):  # the DBAPI cursor returns JSON undecoded
+        scopes = json.loads(scopes)
+    return KeyGrant(row.tenant_id, row.prefix,
+                    SCOPES if scopes is None else frozenset(scopes) & SCOPES, row.user_id)
+
+
 # Built once: every authenticated request runs it.
-_KEY_OWNER = (select(ApiKey.__table__.c.key_hash, ApiKey.__table__.c.tenant_id)
-              .where(ApiKey.__table__.c.key_hash == bindparam("digest"),
-                     ApiKey.__table__.c.revoked_at.is_(None)))
+_C = ApiKey.__table__.c
+_KEY_OWNER = (select(_C.key_hash, _C.tenant_id)
+              .where(_C.key_hash == bindparam("digest"), _C.revoked_at.is_(None)))
+_KEY_GRANT = (select(_C.key_hash, _C.tenant_id, _C.prefix, _C.scopes, _C.user_id)
+              .where(_C.key_hash == bindparam("digest"), _C.revoked_at.is_(None)))
 
 
 def list_keys(session: Session, tenant_id: int) -> list[ApiKey]:

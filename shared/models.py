@@ -88,6 +88,9 @@ class Tenant(Base):
     id: Mapped[int] = mapped_column(Id, primary_key=True, autoincrement=True)
     name: Mapped[str] = mapped_column(ExactToken(100), unique=True)
     created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow)
+    # What ``Sunrise-User: <unknown external id>`` does: "create" a viewer, or "refuse".
+    unknown_users: Mapped[str] = mapped_column(String(16), default="create",
+                                               server_default="create")
 
 
 class ApiKey(Base):
@@ -99,15 +102,89 @@ class ApiKey(Base):
     prefix: Mapped[str] = mapped_column(String(16))
     created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow)
     revoked_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime, nullable=True)
+    # Sorted scope names (shared/principal.SCOPES); migration 0012 gave old keys all.
+    scopes: Mapped[list[str] | None] = mapped_column(JSON, nullable=True)
+    # A user's personal key acts as that user; null: a service key.
+    user_id: Mapped[int | None] = mapped_column(
+        ForeignKey("users.id", ondelete="CASCADE", name="fk_api_keys_user"), nullable=True)
+
+
+class User(Base):
+    """A person of one tenant (``/v1/users``): ``external_id`` is the embedding app's or
+    the identity provider's id, ``role`` one of shared/principal.ROLES."""
+
+    __tablename__ = "users"
+    __table_args__ = (
+        UniqueConstraint("tenant_id", "external_id", name="uq_users_tenant_external"),
+        UniqueConstraint("tenant_id", "email", name="uq_users_tenant_email"),
+    )
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True, autoincrement=True)
+    tenant_id: Mapped[int] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"))
+    external_id: Mapped[str] = mapped_column(ExactToken(200))
+    email: Mapped[str | None] = mapped_column(ExactToken(320), nullable=True)
+    role: Mapped[str] = mapped_column(String(16), default="viewer", server_default="viewer")
+    groups: Mapped[list[str] | None] = mapped_column(JSON, nullable=True)
+    attributes: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow)
+    disabled: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+
+
+class AuditEntry(Base):
+    """One line of the append-only audit log (shared/audit.py writes; nothing updates)."""
+
+    __tablename__ = "audit_log"
+    __table_args__ = (Index("ix_audit_log_tenant_at", "tenant_id", "at", "id"),)
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True, autoincrement=True)
+    tenant_id: Mapped[int] = mapped_column(Id)
+    at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow)
+    user_id: Mapped[int | None] = mapped_column(Id, nullable=True)
+    actor: Mapped[str] = mapped_column(String(220))
+    action: Mapped[str] = mapped_column(String(64))
+    target: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    details: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+
+
+class ConsoleSession(Base):
+    """A signed-in console session (api/sessions.py): only hashes of its tokens."""
+
+    __tablename__ = "sessions"
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True, autoincrement=True)
+    token_hash: Mapped[str] = mapped_column(ExactToken(64), unique=True)
+    csrf_hash: Mapped[str] = mapped_column(ExactToken(64))
+    tenant_id: Mapped[int] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"))
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow)
+    expires_at: Mapped[dt.datetime] = mapped_column(UtcDateTime)
+    ended_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime, nullable=True)
+
+
+class SignInLink(Base):
+    """A one-time local sign-in link (``sunrise users create``), kept by hash."""
+
+    __tablename__ = "sign_in_links"
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True, autoincrement=True)
+    token_hash: Mapped[str] = mapped_column(ExactToken(64), unique=True)
+    tenant_id: Mapped[int] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"))
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow)
+    expires_at: Mapped[dt.datetime] = mapped_column(UtcDateTime)
+    used_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime, nullable=True)
 
 
 class Conversation(Base):
     __tablename__ = "conversations"
-    __table_args__ = (Index("ix_conversations_tenant_updated", "tenant_id", "updated_at"),)
+    __table_args__ = (Index("ix_conversations_tenant_updated", "tenant_id", "updated_at"),
+                      Index("ix_conversations_tenant_user", "tenant_id", "user_id"))
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
     tenant_id: Mapped[int] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"))
     title: Mapped[str] = mapped_column(String(200), default="")
+    # The user it belongs to (null: the tenant's, made by a service key acting for no one).
+    user_id: Mapped[int | None] = mapped_column(Id, nullable=True)
     created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow)
     updated_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow)
 
@@ -135,6 +212,7 @@ class Batch(Base):
     __tablename__ = "batches"
     __table_args__ = (
         Index("ix_batches_tenant_created", "tenant_id", "created_at"),
+        Index("ix_batches_tenant_user", "tenant_id", "user_id"),
         UniqueConstraint("tenant_id", "idempotency_key", name="uq_batches_tenant_idempotency"),
     )
 
@@ -142,6 +220,8 @@ class Batch(Base):
     tenant_id: Mapped[int] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"))
     title: Mapped[str] = mapped_column(String(200), default="")
     mode: Mapped[str] = mapped_column(String(16), default="standard")
+    # The user it belongs to (null: the tenant's, made by a service key acting for no one).
+    user_id: Mapped[int | None] = mapped_column(Id, nullable=True)
     conversation_mode: Mapped[str] = mapped_column(String(16), default="separate")
     status: Mapped[str] = mapped_column(String(16), default="running")
     total: Mapped[int] = mapped_column(Integer, default=0)
@@ -160,6 +240,7 @@ class Job(UsageColumns, Base):
     __tablename__ = "jobs"
     __table_args__ = (
         Index("ix_jobs_tenant_created", "tenant_id", "created_at"),
+        Index("ix_jobs_tenant_user", "tenant_id", "user_id"),
         # A tenant's jobs in flight, counted by every submit from the index alone.
         Index("ix_jobs_tenant_status", "tenant_id", "status", "batch_id"),
         Index("ix_jobs_status_heartbeat", "status", "heartbeat_at"),
@@ -171,6 +252,8 @@ class Job(UsageColumns, Base):
     id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
     tenant_id: Mapped[int] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"))
     conversation_id: Mapped[str] = mapped_column(String(36), index=True)
+    # The user it belongs to (null: the tenant's, made by a service key acting for no one).
+    user_id: Mapped[int | None] = mapped_column(Id, nullable=True)
     batch_id: Mapped[str | None] = mapped_column(String(36), nullable=True)
     batch_index: Mapped[int | None] = mapped_column(Integer, nullable=True)
     # The dataset the job asks about, and the version it pinned; null: the deployment's
@@ -298,6 +381,8 @@ class Dataset(Base):
     refresh_cron: Mapped[str | None] = mapped_column(String(100), nullable=True)
     refresh_timezone: Mapped[str | None] = mapped_column(String(64), nullable=True)
     next_refresh_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime, nullable=True)
+    # Who may ask it: {"groups": [...], "users": [external ids]}; null: the whole tenant.
+    access: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
 
 
 class DatasetRefreshSlot(Base):
