@@ -10,17 +10,19 @@ from __future__ import annotations
 
 import logging
 
-from authlib.integrations.base_client import OAuthError
+from authlib.integrations.base_client import MismatchingStateError, OAuthError
 from flask import Blueprint, make_response, redirect, request, session, url_for
 from joserfc.errors import JoseError
 from requests import RequestException
 
 from api.resources import resources
+from api.sessions import SESSION_COOKIE, end_session, session_user, start_session
 from api.signin.oidc_client import CLOCK_LEEWAY_S, oidc_client
 from api.signin.return_to import checked_return_to
 from shared.errors import NotFound, ServiceUnavailable, Unauthorized
 from shared.keys import get_or_create_tenant
 from shared.oidc_claims import user_fields
+from shared.people import upsert_user
 
 logger = logging.getLogger(__name__)
 
@@ -53,10 +55,6 @@ def login():
 @bp.get("/auth/oidc/callback")
 def callback():
     """Check the provider's answer, provision the person, start their session."""
-    from shared.people import upsert_user
-
-    from api.sessions import start_session
-
     client, settings = _client(), resources().settings
     return_to = session.pop(RETURN_TO + request.args.get("state", ""), "/")
     try:
@@ -82,8 +80,6 @@ def callback():
 @bp.post("/auth/signout")
 def signout():
     """End the console session (its CSRF token required) and clear its cookies."""
-    from api.sessions import SESSION_COOKIE, end_session, session_user
-
     token = request.cookies.get(SESSION_COOKIE)
     if token:
         session_user(token)  # checks X-CSRF-Token: no cross-site sign-out
@@ -105,6 +101,9 @@ def _redirect_uri() -> str:
 
 
 def _reason(exc: Exception) -> str:
+    if isinstance(exc, MismatchingStateError):
+        return ("this answer's state is unknown, expired or already used (a callback replayed, "
+                "or begun in another browser)")
     if isinstance(exc, OAuthError):
         return exc.description or exc.error or "the provider's answer was refused"
     return f"the ID token was refused ({exc})"
