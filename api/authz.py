@@ -9,10 +9,13 @@ changes), ``admin`` (users, keys, audit), ``act_as`` (``Sunrise-User``).
 """
 from __future__ import annotations
 
-from flask import g
+from flask import g, request
+from sqlalchemy import select
 
 from api.acting import current_principal
-from shared.errors import Forbidden
+from api.resources import resources
+from shared.errors import Forbidden, NotFound
+from shared.models import is_id
 from shared.principal import Principal
 
 
@@ -39,3 +42,37 @@ def owner_filter(principal: Principal | None = None) -> int | None:
 def actor() -> str:
     """Who acts, as the audit log names it: ``user:<external id>`` or ``key:<prefix>``."""
     return g.get("actor") or f"tenant:{g.tenant_id}"
+
+
+def check_owned(model: type, object_id: str, noun: str) -> None:
+    """For a viewer or analyst: raise NotFound (the same words as an unknown id) unless
+    ``model`` row ``object_id`` of the tenant is theirs. Admins, owners and service
+    keys acting for no one pass without a query."""
+    owner = owner_filter()
+    if owner is None:
+        return
+    with resources().session() as s:
+        row_owner = s.scalar(select(model.user_id).where(
+            model.id == object_id, model.tenant_id == g.tenant_id)) if is_id(object_id) else None
+    if row_owner != owner:
+        raise NotFound(f"No {noun} {object_id}.")
+
+
+def owned_view_arg(model: type, arg: str, noun: str):
+    """A ``before_request`` hook: ``check_owned`` on the URL's ``arg`` when it has one."""
+
+    def hook() -> None:
+        object_id = (request.view_args or {}).get(arg)
+        if object_id is not None:
+            check_owned(model, object_id, noun)
+
+    return hook
+
+
+def requiring(*, role: str | None = None, scope: str | None = None):
+    """A ``before_request`` hook: ``require(role=..., scope=...)`` for a whole blueprint."""
+
+    def hook() -> None:
+        require(role=role, scope=scope)
+
+    return hook

@@ -42,24 +42,28 @@ def create_batch(s: Session, *, tenant_id: int, questions: list[str], model: str
                  mode: str = "standard", conversation: str = "separate",
                  webhook_url: str | None = None, idempotency_key: str | None = None,
                  request_hash: str | None = None,
-                 dataset: tuple[str | None, int | None] = (None, None)) -> Batch:
+                 dataset: tuple[str | None, int | None] = (None, None),
+                 user_id: int | None = None) -> Batch:
     """Insert the batch, its conversations, its held jobs and their user messages.
 
-    Every job asks about ``dataset`` (id and pinned version; none: the built-in one).
+    Every job asks about ``dataset`` (id and pinned version; none: the built-in one);
+    the batch, its conversations and jobs belong to ``user_id`` (None: the tenant's).
     Nothing is enqueued here; call :func:`release_ready` (same or later transaction)
     and enqueue what it returns once committed. Flushes, so the ids are usable.
     """
     batch = Batch(id=new_id(), tenant_id=tenant_id, title=title, mode=mode,
                   conversation_mode=conversation, status="running", total=len(questions),
                   webhook_url=webhook_url, idempotency_key=idempotency_key,
-                  request_hash=request_hash, webhook_status="pending" if webhook_url else None)
+                  request_hash=request_hash, webhook_status="pending" if webhook_url else None,
+                  user_id=user_id)
     s.add(batch)
-    shared = (start_conversation(s, tenant_id, title or questions[0]).id
+    shared = (start_conversation(s, tenant_id, title or questions[0], user_id).id
               if conversation == "shared" else None)
     for index, question in enumerate(questions):
         create_job(s, tenant_id=tenant_id, conversation_id=shared, message=question,
                    model=model, batch_id=batch.id, batch_index=index, queue=REPORTS_QUEUE,
-                   dataset_id=dataset[0], dataset_version=dataset[1], **held_values())
+                   dataset_id=dataset[0], dataset_version=dataset[1], user_id=user_id,
+                   **held_values())
     s.flush()
     return batch
 

@@ -41,6 +41,8 @@ from sqlalchemy.sql import Update
 
 from shared.errors import Conflict, NotFound
 from shared.models import Dataset, is_id
+from shared.people_access import may_use
+from shared.principal import Principal
 
 datasets = Dataset.__table__
 col = datasets.c
@@ -105,13 +107,14 @@ def import_stream(dataset_id: str, seq: int) -> str:
 
 
 # Built once: every submit runs one of them.
-_PINNABLE = select(col.id, col.version, col.status).where(
+_PINNABLE = select(col.id, col.version, col.status, col.access).where(
     col.tenant_id == bindparam("tenant_id"), col.deleted_at.is_(None))
 _PIN_NAMED = _PINNABLE.where(col.id == bindparam("dataset_id")).with_for_update(read=True)
 _PIN_DEFAULT = _PINNABLE.where(col.is_default.is_(True)).limit(1).with_for_update(read=True)
 
 
-def pin_dataset(s: Session, tenant_id: int, dataset_id: str | None) -> tuple[str | None, int | None]:
+def pin_dataset(s: Session, tenant_id: int, dataset_id: str | None,
+                principal: Principal | None = None) -> tuple[str | None, int | None]:
     """The dataset and version a new job of ``tenant_id`` asks about: ``dataset_id``'s
     current version, else the tenant's default dataset's, else ``(None, None)``: the
     deployment's built-in dataset.
@@ -119,7 +122,8 @@ def pin_dataset(s: Session, tenant_id: int, dataset_id: str | None) -> tuple[str
     Read under a shared lock of the dataset's row, held to the caller's commit, so that
     the version cannot be removed (``worker/datasets/versions.py``) before the job that
     pins it is committed. Raises NotFound for an unknown, deleted or another tenant's
-    dataset, Conflict when it has no ready version yet.
+    dataset, Conflict when it has no ready version yet. With ``principal``, a dataset
+    whose ``access`` does not grant it is NotFound too (``shared.principal.may_use``).
     """
     if dataset_id is None:
         row = s.execute(_PIN_DEFAULT, {"tenant_id": tenant_id}).first()
@@ -131,6 +135,10 @@ def pin_dataset(s: Session, tenant_id: int, dataset_id: str | None) -> tuple[str
         if dataset_id is not None:
             raise NotFound(f"No dataset {dataset_id}.")
         return None, None
+    if principal is not None and not may_use(principal, row.access):
+        raise NotFound(f"No dataset {dataset_id}." if dataset_id else
+                       "The default dataset is not shared with you; ask an admin for "
+                       "access or name a dataset_id.")
     if row.version is None:
         raise Conflict(f"Dataset {row.id} has no ready version yet (it is {row.status}); "
                        "ask once its import has finished.", dataset_id=row.id,

@@ -182,7 +182,7 @@ def insert_job(conn: Any, *, tenant_id: int, conversation_id: str | None, messag
         conversation_id = new_id()
         conn.execute(_INSERT_CONVERSATION, {
             "id": conversation_id, "tenant_id": tenant_id, "title": _title(message),
-            "created_at": now, "updated_at": now})
+            "user_id": extra.get("user_id"), "created_at": now, "updated_at": now})
     else:
         conn.execute(TOUCH_CONVERSATION, {"conversation_id": conversation_id, "now": now})
     job = {**_NEW_JOB, "id": new_id(), "tenant_id": tenant_id,
@@ -199,9 +199,12 @@ def _title(text: str) -> str:
     return text.strip()[:200]
 
 
-def start_conversation(s: Session, tenant_id: int, title: str) -> Conversation:
-    """Add a new conversation of ``tenant_id`` to ``s``, titled ``title`` (cut to fit)."""
-    conversation = Conversation(id=new_id(), tenant_id=tenant_id, title=_title(title))
+def start_conversation(s: Session, tenant_id: int, title: str,
+                       user_id: int | None = None) -> Conversation:
+    """Add a new conversation of ``tenant_id`` (and of ``user_id``, if given) to ``s``,
+    titled ``title`` (cut to fit)."""
+    conversation = Conversation(id=new_id(), tenant_id=tenant_id, title=_title(title),
+                                user_id=user_id)
     s.add(conversation)
     return conversation
 

@@ -35,5 +35,18 @@ class Principal:
 
 
 def principal_for_job(session, job) -> Principal:
-    """The principal a job runs for. Jobs carry no user yet: each acts for its tenant."""
-    return Principal(tenant_id=job.tenant_id)
+    """The principal a job runs for: its user's (role, groups and attributes as they are
+    now, read in ``session``), or its tenant's when it has no user. A job whose user has
+    since been deleted or disabled runs as a viewer with no groups or attributes: it can
+    see no more than the least a user may (row policies then deny what needs them)."""
+    user_id = getattr(job, "user_id", None)
+    if user_id is None:
+        return Principal(tenant_id=job.tenant_id)
+    from shared.models import User  # shared.models is heavier than this module's users
+    from shared.people import principal_for_user
+
+    user = session.get(User, user_id)
+    if user is None or user.tenant_id != job.tenant_id or user.disabled:
+        return Principal(tenant_id=job.tenant_id, user_id=user_id, role="viewer",
+                         scopes=frozenset({"ask"}))
+    return principal_for_user(user, frozenset({"ask"}))

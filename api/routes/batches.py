@@ -4,6 +4,7 @@ from __future__ import annotations
 from flask import Blueprint, Response, g
 
 from api.auth import accepts_query_token, authenticate
+from api.authz import owned_view_arg, require
 from api.idempotency import idempotency_key
 from api.limits import limit_requests
 from api.request_parsing import parse_body, parse_query
@@ -14,11 +15,13 @@ from api.schemas.events import BATCH_EVENTS
 from api.services import batches as batch_service
 from api.spec import spec
 from api.sse import events_response
+from shared.models import Batch
 from shared.reports import FORMATS, render
 
 bp = Blueprint("batches", __name__, url_prefix="/v1/batches")
 bp.before_request(authenticate)
 bp.before_request(limit_requests)
+bp.before_request(owned_view_arg(Batch, "batch_id", "batch"))
 
 # Model-written text is escaped in the report; this forbids scripts and fetches anyway.
 REPORT_CSP = ("default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
@@ -29,10 +32,11 @@ REPORT_CSP = ("default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
           body=BatchCreate, responses={202: BatchAccepted, 409: None}, tag="batches")
 @bp.post("")
 def create_batch():
+    principal = require(role="analyst", scope="ask")
     body = parse_body(BatchCreate)
     key = idempotency_key()
     res = resources()
-    accepted, _created = batch_service.submit_batch(res, g.tenant_id, body, key)
+    accepted, _created = batch_service.submit_batch(res, g.tenant_id, body, key, principal)
     return accepted, 202, {"Location": accepted["links"]["self"]}
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 from flask import Blueprint, g
 
 from api.auth import authenticate
+from api.authz import check_owned, owner_filter
 from api.limits import limit_requests
 from api.request_parsing import parse_query
 from api.resources import resources
@@ -11,6 +12,7 @@ from api.schemas.common import ListQuery
 from api.schemas.conversations import ConversationList, ConversationOut
 from api.services import conversations as conversation_service
 from api.spec import spec
+from shared.models import Conversation
 
 bp = Blueprint("conversations", __name__, url_prefix="/v1/conversations")
 bp.before_request(authenticate)
@@ -24,13 +26,14 @@ bp.before_request(limit_requests)
 def list_conversations():
     query = parse_query(ListQuery)
     return conversation_service.list_conversations(resources(), g.tenant_id, limit=query.limit,
-                                                   cursor=query.cursor)
+                                                   cursor=query.cursor, owner=owner_filter())
 
 
 @spec.doc("GET", "/v1/conversations/{conversation_id}", "A conversation with its messages.",
           responses={200: ConversationOut}, tag="conversations")
 @bp.get("/<conversation_id>")
 def get_conversation(conversation_id: str):
+    check_owned(Conversation, conversation_id, "conversation")
     return conversation_service.get_conversation(resources(), g.tenant_id, conversation_id)
 
 
@@ -39,5 +42,6 @@ def get_conversation(conversation_id: str):
           responses={204: None, 409: None}, tag="conversations")
 @bp.delete("/<conversation_id>")
 def delete_conversation(conversation_id: str):
+    check_owned(Conversation, conversation_id, "conversation")
     conversation_service.delete_conversation(resources(), g.tenant_id, conversation_id)
     return "", 204

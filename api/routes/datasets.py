@@ -6,7 +6,10 @@ from pathlib import Path
 
 from flask import Blueprint, Response, g, request
 
+from api.acting import current_principal
+from api.audit_trail import note
 from api.auth import accepts_query_token, authenticate
+from api.authz import actor, require
 from api.idempotency import idempotency_key
 from api.limits import limit_requests
 from api.request_parsing import parse_body, parse_query
@@ -32,6 +35,15 @@ bp.before_request(authenticate)
 bp.before_request(limit_requests)
 
 
+@bp.before_request
+def _usable_dataset() -> None:
+    # A dataset not shared with a viewer or analyst is a 404 to them, as another
+    # tenant's is; admins and owners see every dataset of the tenant.
+    dataset_id = (request.view_args or {}).get("dataset_id")
+    if dataset_id is not None:
+        dataset_service.check_usable(resources(), current_principal(), dataset_id)
+
+
 def _accepted(accepted: dict):
     return accepted, 202, {"Location": accepted["links"]["self"]}
 
@@ -46,6 +58,7 @@ def _accepted(accepted: dict):
           responses={202: DatasetAccepted, 409: None, 413: None, 415: None}, tag="datasets")
 @bp.post("")
 def create_dataset():
+    require(role="analyst", scope="datasets")
     res = resources()
     key = idempotency_key()
     if request.mimetype == "multipart/form-data":
@@ -54,10 +67,13 @@ def create_dataset():
         form, files = parse_form(res.settings.max_upload_mb)
         dataset_service.reject_unknown_fields(form, files)
         name = dataset_service.require_form_name(form)
-        return _accepted(dataset_service.create_from_files(res, g.tenant_id, name,
-                                                           files.getlist("file"), key))
-    body = parse_body(DatasetCreate)
-    return _accepted(dataset_service.create_from_database(res, g.tenant_id, body, key))
+        accepted = dataset_service.create_from_files(res, g.tenant_id, name,
+                                                     files.getlist("file"), key)
+    else:
+        body = parse_body(DatasetCreate)
+        accepted = dataset_service.create_from_database(res, g.tenant_id, body, key)
+    note("dataset.create", accepted.get("dataset_id"))
+    return _accepted(accepted)
 
 
 @spec.doc("GET", "/v1/datasets", "Your datasets, newest first, with their tables (cursor "
@@ -67,7 +83,7 @@ def create_dataset():
 def list_datasets():
     query = parse_query(DatasetListQuery)
     return dataset_service.list_datasets(resources(), g.tenant_id, limit=query.limit,
-                                         cursor=query.cursor)
+                                         cursor=query.cursor, principal=current_principal())
 
 
 @spec.doc("GET", "/v1/datasets/{dataset_id}", "The dataset: status, version, error, and "
@@ -89,9 +105,16 @@ def get_dataset(dataset_id: str):
           tag="datasets")
 @bp.patch("/<dataset_id>")
 def patch_dataset(dataset_id: str):
+    principal = require(role="admin", scope="datasets")
     body = parse_body(DatasetPatch)
     view, reimporting = dataset_service.patch_dataset(resources(), g.tenant_id, dataset_id,
                                                       body)
+    if "access" in body.model_fields_set:
+        view["access"] = dataset_service.set_access(
+            resources(), g.tenant_id, dataset_id,
+            body.access.model_dump() if body.access else None, actor(), principal.user_id)
+    note("dataset.update", dataset_id,
+         {"fields": sorted(body.model_fields_set - {"access"})})
     return (view, 202, {"Location": view["links"]["self"]}) if reimporting else view
 
 
@@ -101,6 +124,7 @@ def patch_dataset(dataset_id: str):
           responses={202: DatasetAccepted, 409: None, 413: None}, tag="datasets")
 @bp.post("/<dataset_id>/refresh")
 def refresh_dataset(dataset_id: str):
+    require(role="admin", scope="datasets")
     return _accepted(dataset_service.refresh_dataset(resources(), g.tenant_id, dataset_id))
 
 
@@ -108,7 +132,9 @@ def refresh_dataset(dataset_id: str):
           "job uses them).", responses={204: None}, tag="datasets")
 @bp.delete("/<dataset_id>")
 def delete_dataset(dataset_id: str):
+    require(role="admin", scope="datasets")
     dataset_service.delete_dataset(resources(), g.tenant_id, dataset_id)
+    note("dataset.delete", dataset_id)
     return Response(status=204)
 
 

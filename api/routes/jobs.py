@@ -4,6 +4,7 @@ from __future__ import annotations
 from flask import Blueprint, g
 
 from api.auth import accepts_query_token, authenticate
+from api.authz import check_owned, require
 from api.idempotency import idempotency_key
 from api.limits import costs_questions, limit_requests
 from api.request_parsing import parse_body, parse_query
@@ -14,6 +15,7 @@ from api.schemas.jobs import JobAccepted, JobCreate, JobOut, JobQuery
 from api.services import jobs as job_service
 from api.spec import spec
 from api.sse import events_response
+from shared.models import Job
 
 bp = Blueprint("jobs", __name__, url_prefix="/v1/jobs")
 bp.before_request(authenticate)
@@ -25,10 +27,11 @@ bp.before_request(limit_requests)
 @bp.post("")
 @costs_questions(1)
 def create_job():
+    principal = require(scope="ask")
     body = parse_body(JobCreate)
     key = idempotency_key()
     res = resources()
-    view, _created = job_service.submit_job(res, g.tenant_id, body, key)
+    view, _created = job_service.submit_job(res, g.tenant_id, body, key, principal)
     accepted = {k: view[k] for k in ("job_id", "conversation_id", "status", "links")}
     return accepted, 202, {"Location": view["links"]["self"]}
 
@@ -38,6 +41,7 @@ def create_job():
 @bp.get("/<job_id>")
 def get_job(job_id: str):
     query = parse_query(JobQuery)
+    check_owned(Job, job_id, "job")
     return job_service.wait_for_job(resources(), g.tenant_id, job_id, query.wait)
 
 
@@ -48,6 +52,7 @@ def get_job(job_id: str):
 @bp.get("/<job_id>/events")
 @accepts_query_token
 def job_events(job_id: str):
+    check_owned(Job, job_id, "job")
     return events_response(
         lambda after: job_service.job_event_stream(resources(), g.tenant_id, job_id, after))
 
@@ -58,4 +63,5 @@ def job_events(job_id: str):
           responses={202: JobOut, 409: None})
 @bp.post("/<job_id>/cancel")
 def cancel_job(job_id: str):
+    check_owned(Job, job_id, "job")
     return job_service.cancel_job(resources(), g.tenant_id, job_id), 202

@@ -3,7 +3,9 @@ from __future__ import annotations
 
 from flask import Blueprint, Response, g
 
+from api.audit_trail import note
 from api.auth import authenticate
+from api.authz import requiring
 from api.limits import limit_requests
 from api.resources import resources
 from api.schemas.keys import KeyList
@@ -13,6 +15,7 @@ from api.spec import spec
 bp = Blueprint("keys", __name__, url_prefix="/v1/keys")
 bp.before_request(authenticate)
 bp.before_request(limit_requests)
+bp.before_request(requiring(role="admin", scope="admin"))
 
 
 @spec.doc("GET", "/v1/keys", "Your API keys (never the keys themselves), revoked ones "
@@ -32,4 +35,5 @@ def revoke_key(key_id: str):
     res = resources()
     with res.session() as s:
         revoke_tenant_key(s, g.tenant_id, key_id)
+    note("key.revoke", key_id)
     return Response(status=204)

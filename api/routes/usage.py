@@ -4,6 +4,7 @@ from __future__ import annotations
 from flask import Blueprint, g
 
 from api.auth import authenticate
+from api.authz import requiring
 from api.limits import limit_requests
 from api.request_parsing import parse_query
 from api.resources import resources
@@ -14,6 +15,7 @@ from api.spec import spec
 bp = Blueprint("usage", __name__, url_prefix="/v1/usage")
 bp.before_request(authenticate)
 bp.before_request(limit_requests)
+bp.before_request(requiring(role="admin"))
 
 
 @spec.doc("GET", "/v1/usage", "Your tokens and cost, grouped by day, model or tenant.",

@@ -187,6 +187,8 @@ class DatasetOut(BaseModel):
                                        "only when asked.")
     next_refresh_at: str | None = Field(description="ISO 8601 (UTC): the next scheduled "
                                         "refresh.")
+    access: DatasetAccess | None = Field(default=None, description="Who may ask it besides "
+                                         "admins and owners; null: the whole tenant.")
     warnings: list[str] = Field(description="What the last import found worth saying: "
                                 "the dataset's own (e.g. a live source's role that can "
                                 "write), then each table's as \"<table>: <message>\" (e.g. a "
@@ -224,6 +226,17 @@ class DatasetListQuery(ListQuery):
     limit: int = Field(default=100, ge=1, le=100)  # a page held every dataset before paging
 
 
+AccessName = Annotated[str, StringConstraints(min_length=1, max_length=200)]
+
+
+class DatasetAccess(Strict):
+    """Who may ask the dataset besides admins and owners: members of any of ``groups``
+    and the users listed by external id in ``users``."""
+
+    groups: list[AccessName] = Field(default_factory=list, max_length=500)
+    users: list[AccessName] = Field(default_factory=list, max_length=500)
+
+
 class DatasetPatch(DatasetNotes):
     """Annotations (each key given replaces that part; ``tables`` per table), corrections,
     ``default``: true makes this the tenant's default dataset, false stops it being, and
@@ -243,6 +256,9 @@ class DatasetPatch(DatasetNotes):
                                       "(a new version each time; the current one serves "
                                       "until it is ready, and stays when a refresh "
                                       "fails); null: no schedule.")
+    access: DatasetAccess | None = Field(default=None, description="Who may ask it "
+                                         "(admins and owners always may); null: the whole "
+                                         "tenant. Admins only.")
 
 
 class ImportProgressEvent(BaseModel):

@@ -30,6 +30,7 @@ from shared.errors import Conflict, NotFound, ValidationFailed
 from shared.job_view import job_to_dict
 from shared.models import Batch, Job, is_id
 from shared.outbound import OutboundPolicy
+from shared.principal import Principal
 from shared.reports.document import unpack
 from shared.webhooks import check_webhook_url
 
@@ -43,8 +44,10 @@ BATCH_STREAM_MAX_S = 900
 
 
 def submit_batch(res: Resources, tenant_id: int, body: BatchCreate,
-                 idempotency_key: str | None) -> tuple[dict[str, Any], bool]:
-    """Create the batch and its jobs, and start it. Returns (accepted view, created).
+                 idempotency_key: str | None,
+                 principal: Principal | None = None) -> tuple[dict[str, Any], bool]:
+    """Create the batch and its jobs (of ``principal``'s user, on a dataset granted to
+    it), and start it. Returns (accepted view, created).
 
     The same Idempotency-Key with the same body returns the first batch; with another
     body raises Conflict. Raises ValidationFailed past ``max_batch_questions`` or for
@@ -60,7 +63,8 @@ def submit_batch(res: Resources, tenant_id: int, body: BatchCreate,
         check_webhook_url(body.webhook_url, OutboundPolicy.from_settings(res.settings),
                           require_https=res.settings.env == "production")
     check_questions(res, tenant_id, len(body.questions))
-    committed = _commit_batch(res, tenant_id, body, idempotency_key, body_hash(body))
+    committed = _commit_batch(res, tenant_id, body, idempotency_key, body_hash(body),
+                              principal)
     if committed.existing is not None:
         return committed.existing, False
     batch = committed.batch
@@ -93,19 +97,20 @@ class _Committed:
 
 @retry_lock_conflicts
 def _commit_batch(res: Resources, tenant_id: int, body: BatchCreate, idempotency_key: str | None,
-                  digest: str) -> _Committed:
+                  digest: str, principal: Principal | None = None) -> _Committed:
     with res.session() as s:
         if idempotency_key:
             existing = earlier(s, Batch, tenant_id, idempotency_key, digest)
             if existing is not None:
                 return _Committed(existing=_accepted_of(s, existing))
-        dataset = pin_dataset(s, tenant_id, body.dataset_id)
+        dataset = pin_dataset(s, tenant_id, body.dataset_id, principal)
         try:
             batch = batch_rows.create_batch(
                 s, tenant_id=tenant_id, questions=body.questions, model=res.settings.model,
                 title=body.title.strip(), mode=body.mode, conversation=body.conversation,
                 webhook_url=body.webhook_url, idempotency_key=idempotency_key,
-                request_hash=digest, dataset=dataset)
+                request_hash=digest, dataset=dataset,
+                user_id=principal.user_id if principal else None)
         except IntegrityError:
             s.rollback()
             return _Committed(existing=after_race(

@@ -26,14 +26,17 @@ def _summary(c: Conversation) -> dict:
 
 
 def list_conversations(res: Resources, tenant_id: int, *, limit: int,
-                       cursor: str | None) -> dict:
-    """One page, most recently active first: ``{"items", "next_cursor"}``.
+                       cursor: str | None, owner: int | None = None) -> dict:
+    """One page, most recently active first: ``{"items", "next_cursor"}``; with
+    ``owner``, only that user's conversations.
 
     Keyset pagination on (updated_at, id), so pages neither repeat nor skip rows that
     stay put. Raises BadRequest for a cursor this API did not issue.
     """
-    stmt = after_cursor(select(Conversation).where(Conversation.tenant_id == tenant_id),
-                        Conversation.updated_at, Conversation.id, cursor)
+    query = select(Conversation).where(Conversation.tenant_id == tenant_id)
+    if owner is not None:
+        query = query.where(Conversation.user_id == owner)
+    stmt = after_cursor(query, Conversation.updated_at, Conversation.id, cursor)
     with res.session() as s:
         rows = s.scalars(stmt.limit(limit + 1)).all()
         return page(rows, limit, lambda c: (c.updated_at, c.id), _summary)

@@ -10,7 +10,7 @@ import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import redis
 from sqlalchemy import select, update
@@ -30,6 +30,7 @@ from api.uploads import file_digest
 from engine.datasets import DatabaseSource, FileSource
 from engine.datasets.importers import importer_for
 from shared import dataset_state
+from shared.audit import record
 from shared.dataset_annotations import Annotations, check_annotations
 from shared.dataset_corrections import (
     LAYOUT_KINDS,
@@ -49,6 +50,8 @@ from shared.errors import (
 )
 from shared.models import Dataset, DatasetVersion, is_id, new_id, utcnow
 from shared.outbound import OutboundPolicy
+from shared.people_access import check_access, may_use
+from shared.principal import Principal
 from shared.refresh_schedule import RefreshSchedule
 from shared.sealed import seal
 
@@ -217,11 +220,13 @@ def _view(s, row: Dataset, *, columns: bool = True) -> dict:
     return linked_dataset(dataset_to_dict(row, _current(s, row), columns=columns))
 
 
-def list_datasets(res: Resources, tenant_id: int, *, limit: int, cursor: str | None) -> dict:
+def list_datasets(res: Resources, tenant_id: int, *, limit: int, cursor: str | None,
+                  principal: Principal | None = None) -> dict:
     """One page of the tenant's datasets, newest first: ``{"items", "next_cursor",
     "usage"}`` (keyset pagination, ``api/pagination.py``), tables without their columns
     (those are in ``get_dataset``), ``usage`` the tenant's quota use
-    (``dataset_quota.py``). Raises BadRequest for a foreign cursor."""
+    (``dataset_quota.py``). With ``principal`` only the datasets it may use are listed
+    (a page may then hold fewer items). Raises BadRequest for a foreign cursor."""
     stmt = after_cursor(select(Dataset).where(Dataset.tenant_id == tenant_id,
                                               Dataset.deleted_at.is_(None)),
                         Dataset.created_at, Dataset.id, cursor)
@@ -229,12 +234,39 @@ def list_datasets(res: Resources, tenant_id: int, *, limit: int, cursor: str | N
         rows = s.scalars(stmt.limit(limit + 1)).all()
         listed = page(rows, limit, lambda d: (d.created_at, d.id),
                       lambda d: _view(s, d, columns=False))
+        if principal is not None:
+            usable = {d.id for d in rows if may_use(principal, d.access)}
+            listed["items"] = [d for d in listed["items"] if d["dataset_id"] in usable]
         return {**listed, "usage": tenant_usage(s, res.settings, tenant_id).as_dict()}
 
 
 def get_dataset(res: Resources, tenant_id: int, dataset_id: str) -> dict:
     with res.session() as s:
         return _view(s, _owned(s, tenant_id, dataset_id))
+
+
+def check_usable(res: Resources, principal: Principal, dataset_id: str) -> None:
+    """NotFound (as for an unknown id) unless ``principal`` may use the dataset."""
+    if principal.is_admin:
+        return
+    with res.session() as s:
+        if not may_use(principal, _owned(s, principal.tenant_id, dataset_id).access):
+            raise NotFound(f"No dataset {dataset_id}.")
+
+
+def set_access(res: Resources, tenant_id: int, dataset_id: str,
+               access: dict[str, Any] | None, actor: str, user_id: int | None) -> dict | None:
+    """Store the dataset's ``access`` (checked by ``shared.people_access.check_access``)
+    and record the change in the audit log; returns the stored value."""
+    stored = check_access(access)
+    with res.session() as s:
+        row = _owned(s, tenant_id, dataset_id, lock=True)
+        before = row.access
+        row.access = stored
+        row.updated_at = utcnow()
+        record(s, tenant_id, "dataset.access", actor=actor, user_id=user_id,
+               target=dataset_id, details={"before": before, "after": stored})
+    return stored
 
 
 def patch_dataset(res: Resources, tenant_id: int, dataset_id: str,
@@ -343,7 +375,7 @@ def _start_import(s, settings, row: Dataset) -> int:
 
 
 # The PATCH keys that are not annotations.
-NOT_ANNOTATIONS = frozenset({"default", "refresh"})
+NOT_ANNOTATIONS = frozenset({"default", "refresh", "access"})
 
 
 def set_schedule(row: Dataset, schedule: RefreshSchedule | None, now) -> None:

@@ -27,6 +27,7 @@ from shared.errors import Conflict, NotFound, RateLimited
 from shared.job_state import ACTIVE, ASK_CANCEL, CANCEL, TERMINAL, insert_job
 from shared.job_view import job_to_dict
 from shared.models import Conversation, Job, is_id, utcnow
+from shared.principal import Principal
 
 jobs = Job.__table__
 conversations = Conversation.__table__
@@ -38,8 +39,12 @@ POLL_S = 1.0  # how often a long-poll reads the database while Redis is unavaila
 
 
 def submit_job(res: Resources, tenant_id: int, body: JobCreate,
-               idempotency_key: str | None) -> tuple[dict, bool]:
-    """Create a queued job (and its user message) and enqueue it.
+               idempotency_key: str | None,
+               principal: Principal | None = None) -> tuple[dict, bool]:
+    """Create a queued job (and its user message) and enqueue it. With ``principal`` the
+    job belongs to its user; a viewer or analyst may continue only their own
+    conversation and ask only datasets granted to them (others: NotFound, as another
+    tenant's).
 
     Returns (job view, created). The same Idempotency-Key with the same body returns the
     first job; with a different body raises Conflict. The job pins its dataset's
@@ -50,7 +55,8 @@ def submit_job(res: Resources, tenant_id: int, body: JobCreate,
     ``api/limits.py``). A transaction MariaDB ends as a deadlock victim or on a lock
     wait timeout is run again (a few times).
     """
-    view, created = _commit_job(res, tenant_id, body, idempotency_key, body_hash(body))
+    view, created = _commit_job(res, tenant_id, body, idempotency_key, body_hash(body),
+                                principal)
     if created:
         # Committed already stamped as enqueued (one transaction fewer per submit);
         # a job the broker refuses has the stamp cleared again, for the reaper.
@@ -60,7 +66,7 @@ def submit_job(res: Resources, tenant_id: int, body: JobCreate,
 
 @retry_lock_conflicts
 def _commit_job(res: Resources, tenant_id: int, body: JobCreate, idempotency_key: str | None,
-                digest: str) -> tuple[dict, bool]:
+                digest: str, principal: Principal | None) -> tuple[dict, bool]:
     # Prebuilt Core statements on the pooled connection's DBAPI cursor
     # (``shared/driver_sql.py``): no ORM session nor Core execution on the path every
     # question takes. An IntegrityError leaves the block, so the transaction (and a
@@ -74,13 +80,15 @@ def _commit_job(res: Resources, tenant_id: int, body: JobCreate, idempotency_key
                     same_body(existing, digest)
                     return _view(existing), False
             _check_concurrency(res, conn, tenant_id)
-            conversation_id = _conversation_for(conn, tenant_id, body)
-            dataset_id, version = pin_dataset(conn, tenant_id, body.dataset_id)
+            owner = None if principal is None or principal.is_admin else principal.user_id
+            conversation_id = _conversation_for(conn, tenant_id, body, owner)
+            dataset_id, version = pin_dataset(conn, tenant_id, body.dataset_id, principal)
             job = insert_job(conn, tenant_id=tenant_id, conversation_id=conversation_id,
                              message=body.message, model=res.settings.model,
                              enqueued_at=utcnow(), idempotency_key=idempotency_key,
                              request_hash=digest, dataset_id=dataset_id,
-                             dataset_version=version)
+                             dataset_version=version,
+                             user_id=principal.user_id if principal else None)
     except IntegrityError:
         return after_race(res.session, Job, tenant_id, idempotency_key, digest,
                           lambda _s, job: _view(job),
@@ -96,7 +104,7 @@ _EARLIER = select(jobs).where(jobs.c.tenant_id == bindparam("tenant_id"),
                               jobs.c.idempotency_key == bindparam("idempotency_key"))
 _ACTIVE_INTERACTIVE = select(func.count()).select_from(jobs).where(
     jobs.c.tenant_id == bindparam("tenant_id"), _ACTIVE, jobs.c.batch_id.is_(None))
-_OWN_CONVERSATION = select(conversations.c.id).where(
+_OWN_CONVERSATION = select(conversations.c.id, conversations.c.user_id).where(
     conversations.c.id == bindparam("conversation_id"),
     conversations.c.tenant_id == bindparam("tenant_id")).with_for_update()
 _JOB_IN_FLIGHT = select(jobs.c.id).where(
@@ -111,15 +119,16 @@ def _check_concurrency(res: Resources, conn, tenant_id: int) -> None:
                           "wait for some to finish.", retry_after=5)
 
 
-def _conversation_for(conn, tenant_id: int, body: JobCreate) -> str | None:
+def _conversation_for(conn, tenant_id: int, body: JobCreate, owner: int | None) -> str | None:
     """The id of the conversation the question continues (locked to the commit), or None
     for a new one."""
     if body.conversation_id is None:
         return None
-    conversation_id = conn.scalar(_OWN_CONVERSATION, {
-        "conversation_id": body.conversation_id, "tenant_id": tenant_id})
-    if conversation_id is None:
+    row = conn.execute(_OWN_CONVERSATION, {
+        "conversation_id": body.conversation_id, "tenant_id": tenant_id}).first()
+    if row is None or (owner is not None and row.user_id != owner):
         raise NotFound(f"No conversation {body.conversation_id}.")
+    conversation_id = row.id
     busy = conn.scalar(_JOB_IN_FLIGHT, {"conversation_id": conversation_id})
     if busy:
         raise Conflict(f"Conversation {conversation_id} is still answering job {busy}; "

@@ -1,5 +1,5 @@
-"""Sign-in routes: ``/auth/config``, ``/auth/oidc/login``, ``/auth/oidc/callback``,
-``/auth/signout``.
+"""OpenID Connect sign-in routes: ``/auth/config``, ``/auth/oidc/login``,
+``/auth/oidc/callback``; sign-out is ``POST /v1/sign-out`` (``api/routes/sign_in.py``).
 
 The callback provisions the person from the verified ID token (``shared/oidc_claims``,
 ``shared/people.upsert_user``) and starts the console session (``api/sessions``), which
@@ -11,12 +11,12 @@ from __future__ import annotations
 import logging
 
 from authlib.integrations.base_client import MismatchingStateError, OAuthError
-from flask import Blueprint, make_response, redirect, request, session, url_for
+from flask import Blueprint, redirect, request, session, url_for
 from joserfc.errors import JoseError
 from requests import RequestException
 
 from api.resources import resources
-from api.sessions import SESSION_COOKIE, end_session, session_user, start_session
+from api.sessions import start_session
 from api.signin.oidc_client import CLOCK_LEEWAY_S, oidc_client
 from api.signin.return_to import checked_return_to
 from shared.errors import NotFound, ServiceUnavailable, Unauthorized
@@ -72,19 +72,11 @@ def callback():
     with resources().session() as s:
         tenant_id = get_or_create_tenant(s, settings.oidc_tenant).id
         user_id = upsert_user(s, tenant_id, **fields).id
-    response = redirect(checked_return_to(return_to))
+    response = redirect(checked_return_to(return_to), code=303)
+    # The callback URL carries the code: keep it out of caches and of the next Referer.
+    response.headers["Cache-Control"] = "no-store"
+    response.headers["Referrer-Policy"] = "no-referrer"
     start_session(response, tenant_id, user_id, method="oidc")
-    return response
-
-
-@bp.post("/auth/signout")
-def signout():
-    """End the console session (its CSRF token required) and clear its cookies."""
-    token = request.cookies.get(SESSION_COOKIE)
-    if token:
-        session_user(token)  # checks X-CSRF-Token: no cross-site sign-out
-    response = make_response("", 204)
-    end_session(response)
     return response
 
 

@@ -57,8 +57,9 @@ def assert_refused(response, settings, words: str) -> None:
 def test_sign_in_provisions_the_user_and_starts_a_session(client, oidc_provider,
                                                           oidc_settings):
     response = sign_in(client, oidc_provider, "grace", return_to="/?conversation=7")
-    assert response.status_code == 302
+    assert response.status_code == 303
     assert response.headers["Location"] == "/?conversation=7"
+    assert response.headers["Referrer-Policy"] == "no-referrer"
     cookies = response.headers.getlist("Set-Cookie")
     session_cookie = next(c for c in cookies if c.startswith("sunrise_session="))
     assert "HttpOnly" in session_cookie and "SameSite=Lax" in session_cookie
@@ -75,7 +76,7 @@ def test_sign_in_provisions_the_user_and_starts_a_session(client, oidc_provider,
 def test_roles_follow_the_claim_mapping_with_viewer_by_default(app, oidc_provider,
                                                                oidc_settings):
     for login, role in (("ada", "analyst"), ("linus", "viewer")):
-        assert sign_in(app.test_client(), oidc_provider, login).status_code == 302
+        assert sign_in(app.test_client(), oidc_provider, login).status_code == 303
         with session_scope(oidc_settings.database_url) as s:
             assert s.scalar(select(User.role).join(Tenant, Tenant.id == User.tenant_id)
                             .where(Tenant.name == oidc_settings.oidc_tenant,
@@ -85,10 +86,10 @@ def test_roles_follow_the_claim_mapping_with_viewer_by_default(app, oidc_provide
 def test_sign_out_ends_the_session(client, oidc_provider, oidc_settings):
     sign_in(client, oidc_provider, "ada")
     csrf = client.get_cookie("sunrise_csrf").value
-    assert client.post("/auth/signout").status_code == 403  # no CSRF token: refused
+    assert client.post("/v1/sign-out").status_code == 403  # no CSRF token: refused
     assert client.get("/v1/conversations").status_code == 200
     token = client.get_cookie("sunrise_session").value
-    assert client.post("/auth/signout", headers={"X-CSRF-Token": csrf}).status_code == 204
+    assert client.post("/v1/sign-out", headers={"X-CSRF-Token": csrf}).status_code == 204
     assert client.get("/v1/conversations").status_code == 401
     client.set_cookie("sunrise_session", token)  # a copy kept from before: ended too
     assert client.get("/v1/conversations").status_code == 401
@@ -99,7 +100,7 @@ def test_an_untouched_relayed_token_signs_in(client, oidc_provider, oidc_proxy,
     """The control for the tampering tests: re-signing the claims unchanged with the
     provider's own key passes, so each refusal below is the check's doing."""
     oidc_proxy.tamper = lambda claims: (claims, oidc_provider.key)
-    assert sign_in(client, oidc_provider, "ada").status_code == 302
+    assert sign_in(client, oidc_provider, "ada").status_code == 303
     assert tenant_rows(oidc_settings)["sessions"] == 1
 
 
@@ -152,7 +153,7 @@ def test_a_replayed_authorization_code_is_refused(app, oidc_provider, oidc_setti
     client = app.test_client()
     url = oidc_provider.sign_in(start(client), "ada")
     saved_cookie = client.get_cookie("sunrise_signin").value
-    assert callback(client, url).status_code == 302
+    assert callback(client, url).status_code == 303
     client.set_cookie("sunrise_signin", saved_cookie)  # even with the cookie as it was
     replay = callback(client, url)
     assert replay.status_code == 401
