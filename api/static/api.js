@@ -14,6 +14,12 @@ export function setKey(key) {
   else localStorage.removeItem(KEY_STORAGE);
 }
 
+/** The console session's CSRF token (its cookie is readable; the session's is not). */
+export function csrfToken() {
+  const found = document.cookie.split("; ").find((c) => c.startsWith("sunrise_csrf="));
+  return found ? decodeURIComponent(found.slice("sunrise_csrf=".length)) : "";
+}
+
 /** An HTTP error (status > 0) or a network failure (status 0). */
 export class ApiError extends Error {
   constructor(status, title, detail, retryAfter = null) {
@@ -30,6 +36,11 @@ export async function api(path, { method = "GET", body, headers = {} } = {}) {
   const init = { method, headers: { Accept: "application/json", ...headers } };
   const key = getKey();
   if (key) init.headers.Authorization = `Bearer ${key}`;
+  else if (method !== "GET" && method !== "HEAD") {
+    // A console session (HttpOnly cookie) proves a change with its CSRF token.
+    const csrf = csrfToken();
+    if (csrf) init.headers["X-CSRF-Token"] = csrf;
+  }
   if (body !== undefined) {
     init.headers["Content-Type"] = "application/json";
     init.body = JSON.stringify(body);

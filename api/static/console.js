@@ -11,6 +11,7 @@ import { DataPanel } from "./datasets.js";
 import { ConversationList } from "./conversation_list.js";
 import { clearError, showError, showKeyState } from "./error_banner.js";
 import { ThreadView } from "./thread_view.js";
+import { initSignIn } from "./sign_in.js";
 
 const $ = (id) => document.getElementById(id);
 const ui = {
@@ -267,5 +268,6 @@ initBatches({
 
 showKeyState();
 if (getKey()) ui.key.placeholder = "saved (paste to replace)";
+initSignIn(showError);
 refreshSidebar();
 dataPanel.load().catch(sidebarError);

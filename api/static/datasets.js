@@ -6,7 +6,7 @@
 // from the dataset's event stream, long-polling the dataset when streaming is
 // unavailable).
 
-import { ApiError, api, getKey } from "./api.js";
+import { ApiError, api, csrfToken, getKey } from "./api.js";
 import { el, fmtInt } from "./render.js";
 import { columnSummary, suggestQuestions } from "./suggestions.js";
 
@@ -53,6 +53,7 @@ function uploadForm(form, onProgress) {
     xhr.setRequestHeader("Accept", "application/json");
     const key = getKey();
     if (key) xhr.setRequestHeader("Authorization", `Bearer ${key}`);
+    else if (csrfToken()) xhr.setRequestHeader("X-CSRF-Token", csrfToken());
     xhr.upload.addEventListener("progress", (ev) => {
       if (ev.lengthComputable) onProgress(ev.loaded, ev.total);
     });
