@@ -29,9 +29,11 @@ export async function loadUsage(root) {
   try {
     data = await api("/v1/usage?group_by=day");
   } catch (err) {
-    if (err.status !== 404) throw err;
+    if (err.status !== 404 && err.status !== 403) throw err;
+    // 403: a signed-in viewer or analyst; the tenant's usage is for its admins.
     root.replaceChildren(el("p", { class: "muted", "data-testid": "usage-unavailable" },
-      "Usage reporting is not available on this server."));
+      err.status === 403 ? "Usage is shown to the tenant's admins."
+        : "Usage reporting is not available on this server."));
     return;
   }
   const totals = data.totals || {};

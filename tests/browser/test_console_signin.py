@@ -67,6 +67,9 @@ def test_sign_in_through_the_provider_ask_and_sign_out(page, oidc_live_api, fake
     console.ask("How many flights did each carrier fly?")
     answer = console.wait_for_answer()
     assert answer.inner_text().strip()
+    # An analyst's sidebar says what is for admins rather than raising an error.
+    assert page.locator("[data-testid=usage-unavailable]").inner_text().startswith("Usage is")
+    assert page.locator("[data-testid=error]").is_hidden()
     save_screenshot(page, "oidc-signed-in-answer")
 
     page.click("[data-testid=sign-out]")
