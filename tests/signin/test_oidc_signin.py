@@ -186,3 +186,26 @@ def test_without_oidc_the_console_is_told_and_the_routes_are_404(base_settings):
 def test_with_oidc_the_console_is_offered_sign_in(client):
     assert client.get("/auth/config").get_json() == {
         "oidc": True, "sign_in_url": "/auth/oidc/login"}
+
+
+def test_a_refusal_at_the_provider_is_said_and_changes_nothing(client, oidc_settings):
+    start(client)
+    response = client.get("/auth/oidc/callback", query_string={
+        "error": "access_denied", "error_description": "End-User aborted interaction",
+        "state": "whatever"})
+    assert_refused(response, oidc_settings, "aborted interaction")
+
+
+def test_an_unreachable_provider_is_a_503(oidc_settings):
+    import socket
+
+    from api import create_app
+
+    with socket.create_server(("127.0.0.1", 0)) as closed:
+        issuer = f"http://127.0.0.1:{closed.getsockname()[1]}"
+    app = create_app(settings=oidc_settings.model_copy(update={"oidc_issuer": issuer,
+                                                               "oidc_timeout_s": 2.0}))
+    response = app.test_client().get("/auth/oidc/login")
+    assert response.status_code == 503
+    assert response.headers["Retry-After"] == "5"
+    assert "did not answer" in response.get_json()["detail"]
