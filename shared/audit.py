@@ -10,10 +10,10 @@ import datetime as dt
 from collections.abc import Iterator
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, insert, select
 from sqlalchemy.orm import Session
 
-from shared.models import AuditEntry, iso, utcnow
+from shared.models import AuditEntry, ToolCall, iso, utcnow
 
 # Actions, one name each; a job's entry leaves ``policies`` for the row-policy work.
 ACTIONS = frozenset({
@@ -73,3 +73,30 @@ def export(session: Session, tenant_id: int, **filters) -> Iterator[dict[str, An
         if len(page) < 1000:
             return
         after_id = page[-1].id
+
+
+# A job's entry is written with its final write, on the driver path (no ORM): the SQL it
+# ran is read from its attempt's tool calls, stored in the same transaction just before.
+_calls = ToolCall.__table__.c
+_JOB_SQL = (select(_calls.sql).where(_calls.job_id == bindparam("job_id"),
+                                     _calls.attempt == bindparam("attempt"),
+                                     _calls.tool == "execute_sql")
+            .order_by(_calls.id))
+_INSERT_ENTRY = insert(AuditEntry.__table__)
+
+
+def record_job(conn, job, status: str, *, at: dt.datetime,
+               policies: list | None = None) -> None:
+    """Append a finished job's entry on ``conn`` (a Connection or a
+    ``shared.driver_sql`` connection, in the finish's transaction): its user, dataset,
+    question, status, every SQL statement its attempt ran, and the policies applied."""
+    statements = [row.sql for row in conn.execute(
+        _JOB_SQL, {"job_id": job.id, "attempt": job.attempt}).all()]
+    user_id = getattr(job, "user_id", None)
+    conn.execute(_INSERT_ENTRY, {
+        "tenant_id": job.tenant_id, "at": at, "user_id": user_id,
+        "actor": f"user:{user_id}" if user_id is not None else "tenant", "action": "job",
+        "target": job.id, "details": {
+            "status": status, "question": job.message, "dataset_id": job.dataset_id,
+            "dataset_version": job.dataset_version, "batch_id": job.batch_id,
+            "sql": statements, "policies": policies}})

@@ -25,6 +25,9 @@ LAZY_COMMANDS = {
                             "snapshot a database, list, describe, refresh."),
     "report": LazyCommand("sunrise.cli.report:report", "Answer every question of "
                           "QUESTIONS_FILE as one batch and write its report."),
+    "users": LazyCommand("sunrise.cli.people:users", "A tenant's users: create them and "
+                         "give them a sign-in link."),
+    "audit": LazyCommand("sunrise.cli.people:audit", "The append-only audit log."),
     "eval": LazyCommand("sunrise.eval.cli:eval_command", "Score Sunrise on the gold questions "
                         "of QUESTIONS_FILE (or re-render a run's JSON)."),
 }
@@ -131,13 +134,36 @@ def keys() -> None:
 
 @keys.command("create")
 @click.option("--tenant", required=True, help="Tenant name (created if new).")
-def keys_create(tenant: str) -> None:
+@click.option("--scopes", default=None, help="Comma-separated, of ask, datasets, admin, "
+              "act_as (default: all).")
+@click.option("--user", "user_email", default=None,
+              help="Make it this user's personal key (their email or external id).")
+def keys_create(tenant: str, scopes: str | None, user_email: str | None) -> None:
     """Create an API key; the key alone is printed on the last line."""
-    from shared.db import session_scope
-    from shared.keys import create_key
+    from sqlalchemy import or_, select
 
+    from shared.audit import record
+    from shared.db import session_scope
+    from shared.keys import create_key, get_or_create_tenant
+    from shared.models import User
+
+    chosen = None if scopes is None else [p.strip() for p in scopes.split(",") if p.strip()]
     with session_scope(_settings().database_url) as s:
-        key = create_key(s, tenant)
+        user_id = None
+        if user_email is not None:
+            owner = get_or_create_tenant(s, tenant)
+            user_id = s.scalar(select(User.id).where(User.tenant_id == owner.id, or_(
+                User.email == user_email.lower(), User.external_id == user_email)))
+            if user_id is None:
+                raise click.ClickException(f"no user {user_email!r} in tenant {tenant!r} "
+                                           "(sunrise users create makes one)")
+        try:
+            key = create_key(s, tenant, scopes=chosen, user_id=user_id)
+        except ValueError as exc:
+            raise click.ClickException(str(exc)) from None
+        record(s, get_or_create_tenant(s, tenant).id, "key.create", actor="cli",
+               target=key[:16], details={"scopes": sorted(chosen) if chosen else "all",
+                                         "user_id": user_id})
     click.echo(f"created a key for tenant {tenant!r}; it is shown once:")
     click.echo(key)
 

@@ -331,3 +331,15 @@ def test_messy_files_measures_the_corpus_and_both_import_times():
     assert wall["ratio"] > 0 and cpu["ratio"] > 0
     assert set(details["per_file"]) == {"airlines.csv", "penguins.csv"}
     assert "Misses" in messy_files.markdown(outcome)
+
+
+def test_auth_overhead_times_each_way_of_acting_against_the_old_key_check():
+    from bench import auth_overhead
+
+    outcome = auth_overhead.run(smoke=True)
+    _check_shape(outcome, "auth_overhead")
+    measures = [r["measure"] for r in outcome["rows"]]
+    assert len(measures) == 4 and any("Sunrise-User" in m for m in measures)
+    assert all(r["ratio"] > 0 for r in outcome["rows"])
+    samples = outcome["details"]["samples_ms"]
+    assert all(len(v) == auth_overhead.SMOKE_ROUNDS and min(v) > 0 for v in samples.values())

@@ -18,6 +18,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
 
 from shared import job_state
+from shared.audit import record_job
 from shared.db_retry import retry_transient
 from shared.driver_sql import DriverConnection, DriverSQL
 from shared.errors import JobCancelled, JobFailure
@@ -54,6 +55,8 @@ class ClaimedJob:
     batch_index: int | None = None
     created_at: dt.datetime | None = None
     started_at: dt.datetime | None = None
+    # The user the job runs for (shared.principal.principal_for_job); None: its tenant.
+    user_id: int | None = None
     # The conversation's earlier turns, as the model is to see them, when the store
     # reads them with the claim (``JobStore(read_history=...)``); not a column.
     history: list[dict] | None = dataclasses.field(default=None, compare=False)
@@ -75,6 +78,9 @@ class JobEnding:
     numbers: dict | None = None
     # When the data the job read is from (``JobData.data_as_of``); None: it read none.
     data_as_of: dt.datetime | None = None
+    # The row policies and masks applied to its queries, for the audit log (the policy
+    # engine fills it); None: none applied.
+    policies: list | None = None
 
     @classmethod
     def answered(cls, outcome) -> JobEnding:
@@ -321,6 +327,8 @@ class JobStore:
         if not self._touch_in_finish:
             conn.execute(job_state.TOUCH_CONVERSATION, {"conversation_id": job.conversation_id,
                                                "now": ending["finished_at"]})
+        record_job(conn, job, outcome.status, at=ending["finished_at"],
+                   policies=outcome.policies)
         return finished_row(job, ending)
 
     @staticmethod
