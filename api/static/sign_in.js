@@ -7,24 +7,27 @@ import { api, getKey } from "./api.js";
 
 const $ = (id) => document.getElementById(id);
 
-/** Show "Sign in" or "Signed in as …" when the server signs people in; resolve to the
- *  signed-in user (or null). Without OIDC, or with a key stored, nothing changes. */
+/** Show who is signed in (a console session: OpenID Connect or a sign-in link) with
+ *  "Sign out", or "Sign in" when the server offers OpenID Connect; resolve to the
+ *  signed-in user (or null). With a key stored, nothing changes. */
 export async function initSignIn(report) {
   const ui = { account: $("account"), signIn: $("sign-in"), who: $("signed-in-as"),
                signOut: $("sign-out"), keyForm: $("key-form") };
   if (getKey()) return null;
-  let config;
-  try {
-    config = await api("/auth/config");
-  } catch {
-    return null; // an older server: no sign-in to offer
-  }
-  if (!config || !config.oidc) return null;
   let me = null;
   try {
     me = await api("/v1/me");
   } catch (err) {
     if (err.status !== 401) report(err);
+  }
+  let config = null;
+  if (!(me && me.user)) {
+    try {
+      config = await api("/auth/config");
+    } catch {
+      config = null; // an older server: no sign-in to offer
+    }
+    if (!config || !config.oidc) return null;
   }
   ui.account.hidden = false;
   if (me && me.user) {

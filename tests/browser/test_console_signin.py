@@ -81,3 +81,27 @@ def test_sign_in_through_the_provider_ask_and_sign_out(page, oidc_live_api, fake
                                 headers={"Cookie": f"sunrise_session={old}"})
     assert response.status == 401
     assert page.console_errors == []
+
+
+def test_a_sign_in_link_session_shows_who_and_signs_out_without_oidc(page, live_api,
+                                                                    base_settings):
+    """The same account bar for a session started by a local sign-in link; with no
+    OpenID provider configured there is no "Sign in" to offer once signed out."""
+    from shared.db import session_scope
+    from shared.keys import get_or_create_tenant
+    from shared.people import create_sign_in_link, upsert_user
+
+    with session_scope(base_settings.database_url) as s:
+        tenant = get_or_create_tenant(s, f"link-{uuid.uuid4().hex[:8]}")
+        user = upsert_user(s, tenant.id, external_id="ann", email="ann@example.test",
+                           role="viewer", groups=[])
+        token = create_sign_in_link(s, user)
+    page.goto(f"{live_api.base_url}/v1/sign-in/{token}")
+    who = page.locator("[data-testid=signed-in-as]")
+    who.filter(has_text="ann@example.test (viewer)").wait_for()
+    assert page.evaluate("() => Object.keys(localStorage)") == []
+    page.click("[data-testid=sign-out]")
+    page.locator("[data-testid=key-form]").wait_for(state="visible")
+    assert page.locator("[data-testid=account]").is_hidden()
+    assert page.locator("[data-testid=sign-in]").is_hidden()
+    assert page.console_errors == []
