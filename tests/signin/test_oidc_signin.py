@@ -134,6 +134,13 @@ def test_a_token_for_another_client_is_refused(client, oidc_provider, oidc_proxy
                    "ID token was refused")
 
 
+def test_a_token_from_another_issuer_is_refused(client, oidc_provider, oidc_proxy,
+                                               oidc_settings):
+    oidc_proxy.tamper = lambda claims: ({**claims, "iss": "https://evil.example"},
+                                        oidc_provider.key)
+    assert_refused(sign_in(client, oidc_provider, "ada"), oidc_settings, "iss")
+
+
 def test_a_state_mismatch_is_refused(client, oidc_provider, oidc_settings):
     url = oidc_provider.sign_in(start(client), "ada")
     tampered = url.replace("state=", "state=x")
