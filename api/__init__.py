@@ -10,7 +10,7 @@ from shared.config import Settings, get_settings
 
 def create_app(overrides: dict[str, Any] | None = None, *, settings: Settings | None = None) -> Flask:
     """Build the API. ``overrides`` are Settings fields that win over the environment."""
-    from api import console, problems, resources, uploads
+    from api import console, problems, resources, signin, uploads
     from api.routes import (
         audit,
         batches,
@@ -41,6 +41,7 @@ def create_app(overrides: dict[str, Any] | None = None, *, settings: Settings | 
     for module in (health, jobs, conversations, batches, datasets, usage, keys, users, sign_in,
                    audit, schedules, trust, console):
         app.register_blueprint(module.bp)
+    signin.init_app(app, settings)
     metrics.init_app(app)
     app.register_blueprint(spec.blueprint())
     return app

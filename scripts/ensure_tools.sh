@@ -19,3 +19,17 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get update -qq
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
+# Node.js 20 runs the real OpenID provider of the sign-in tests (oidc-provider from npm,
+# pinned by tests/oidc_provider/package-lock.json and installed with `npm ci`).
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  echo "installing nodejs npm from Debian's packages" >&2
+  $SUDO apt-get update -qq
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null
+fi
+provider_dir="$(dirname "$0")/../tests/oidc_provider"
+if [ ! -d "$provider_dir/node_modules/oidc-provider" ] \
+   || [ "$provider_dir/package-lock.json" -nt "$provider_dir/node_modules/.package-lock.json" ]; then
+  npm ci --prefix "$provider_dir" --no-audit --no-fund --loglevel=error
+fi

@@ -189,6 +189,43 @@ class Settings(BaseSettings):
     # first seals, all open (shared/sealed.py). The default is public: development only.
     secret_keys: str = DEV_SECRET_KEYS
 
+    # Console sign-in with OpenID Connect (api/signin/, docs/oidc.md): on when the issuer,
+    # client id and secret are set. People signed in land in oidc_tenant; their role is
+    # the highest that oidc_roles maps one of the oidc_role_claim values to
+    # ("admins=admin,analysts=analyst"), else oidc_default_role. oidc_redirect_uri is the
+    # callback URL registered at the provider (default: this server's own, as requested).
+    oidc_issuer: str | None = None
+    oidc_client_id: str | None = None
+    oidc_client_secret: str | None = None
+    oidc_tenant: str = "default"
+    oidc_scopes: str = "openid email profile"
+    oidc_role_claim: str = "groups"
+    oidc_roles: Annotated[dict[str, str], NoDecode] = Field(default_factory=dict)
+    oidc_default_role: Literal["viewer", "analyst", "admin", "owner"] = "viewer"
+    oidc_redirect_uri: str | None = None
+    oidc_timeout_s: float = Field(default=10.0, gt=0)
+
+    @property
+    def oidc_enabled(self) -> bool:
+        return bool(self.oidc_issuer and self.oidc_client_id and self.oidc_client_secret)
+
+    @field_validator("oidc_roles", mode="before")
+    @classmethod
+    def _role_mapping(cls, value):
+        # "admins=admin,analysts=analyst" as documented; a JSON object too (how
+        # tests/utils/live_api.py hands dict settings to a child process).
+        if isinstance(value, str) and value.lstrip().startswith("{"):
+            value = json.loads(value)
+        if isinstance(value, str):
+            pairs = [item.partition("=") for item in value.split(",") if item.strip()]
+            value = {claim.strip(): role.strip() for claim, _, role in pairs}
+        roles = ("viewer", "analyst", "admin", "owner")
+        for claim, role in dict(value).items():
+            if not claim or role not in roles:
+                raise ValueError(f"SUNRISE_OIDC_ROLES: {claim!r}={role!r} must be "
+                                 f"<claim value>=<{'|'.join(roles)}>")
+        return value
+
     @field_validator("outbound_allow", mode="before")
     @classmethod
     def _comma_separated(cls, value):

@@ -13,6 +13,7 @@ import { ConversationList } from "./conversation_list.js";
 import { clearError, showError, showKeyState } from "./error_banner.js";
 import { ThreadView } from "./thread_view.js";
 import { ReviewPanel } from "./trust.js";
+import { initSignIn } from "./sign_in.js";
 
 const $ = (id) => document.getElementById(id);
 const ui = {
@@ -274,5 +275,6 @@ initBatches({
 
 showKeyState();
 if (getKey()) ui.key.placeholder = "saved (paste to replace)";
+initSignIn(showError);
 refreshSidebar();
 dataPanel.load().catch(sidebarError);
