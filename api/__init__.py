@@ -11,7 +11,17 @@ from shared.config import Settings, get_settings
 def create_app(overrides: dict[str, Any] | None = None, *, settings: Settings | None = None) -> Flask:
     """Build the API. ``overrides`` are Settings fields that win over the environment."""
     from api import console, problems, resources, uploads
-    from api.routes import batches, conversations, datasets, health, jobs, keys, metrics, usage
+    from api.routes import (
+        batches,
+        conversations,
+        datasets,
+        health,
+        jobs,
+        keys,
+        metrics,
+        tenant,
+        usage,
+    )
     from api.spec import spec
 
     if settings is None:
@@ -22,7 +32,7 @@ def create_app(overrides: dict[str, Any] | None = None, *, settings: Settings | 
     resources.init_app(app, settings)
     problems.init_app(app)
     uploads.init_app(app)
-    for module in (health, jobs, conversations, batches, datasets, usage, keys, console):
+    for module in (health, jobs, conversations, batches, datasets, usage, keys, tenant, console):
         app.register_blueprint(module.bp)
     metrics.init_app(app)
     app.register_blueprint(spec.blueprint())
