@@ -10,7 +10,7 @@ from shared.config import Settings, get_settings
 
 def create_app(overrides: dict[str, Any] | None = None, *, settings: Settings | None = None) -> Flask:
     """Build the API. ``overrides`` are Settings fields that win over the environment."""
-    from api import console, problems, resources, uploads
+    from api import console, mcp, problems, resources, uploads
     from api.routes import (
         batches,
         conversations,
@@ -35,6 +35,7 @@ def create_app(overrides: dict[str, Any] | None = None, *, settings: Settings | 
     for module in (health, jobs, conversations, batches, datasets, usage, keys, tenant, console):
         app.register_blueprint(module.bp)
     metrics.init_app(app)
+    mcp.init_app(app)
     app.register_blueprint(spec.blueprint())
     return app
 
