@@ -10,7 +10,8 @@ from shared.config import Settings, get_settings
 
 def create_app(overrides: dict[str, Any] | None = None, *, settings: Settings | None = None) -> Flask:
     """Build the API. ``overrides`` are Settings fields that win over the environment."""
-    from api import console, mcp, problems, resources, uploads
+    from api import console, problems, resources, uploads
+    from api.mcp import endpoint as mcp
     from api.routes import (
         batches,
         conversations,

@@ -25,6 +25,8 @@ LAZY_COMMANDS = {
                             "snapshot a database, list, describe, refresh."),
     "report": LazyCommand("sunrise.cli.report:report", "Answer every question of "
                           "QUESTIONS_FILE as one batch and write its report."),
+    "mcp": LazyCommand("sunrise.mcp_stdio:mcp_command", "Serve Sunrise's MCP tools over "
+                       "stdio, talking to the API at --api with --key."),
     "eval": LazyCommand("sunrise.eval.cli:eval_command", "Score Sunrise on the gold questions "
                         "of QUESTIONS_FILE (or re-render a run's JSON)."),
 }
