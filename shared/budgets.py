@@ -32,6 +32,7 @@ logger = logging.getLogger(__name__)
 
 ON_EXCEED = ("block", "warn")
 PERIODS = ("day", "month")
+ADJECTIVE = {"day": "daily", "month": "monthly"}
 
 _budgets = TenantBudget.__table__
 _calls = LlmCall.__table__
@@ -93,7 +94,7 @@ def admit_work(conn: Any, tenant_id: int, *, now: dt.datetime | None = None) -> 
                            tenant_id, period, spent[period], limit)
             continue
         raise BudgetExceeded(
-            f"This tenant's {period}ly budget of {_usd(limit)} USD is spent "
+            f"This tenant's {ADJECTIVE[period]} budget of {_usd(limit)} USD is spent "
             f"({_usd(spent[period])} USD this {period}); new work is refused until "
             f"{resets.isoformat()}Z. Jobs already accepted still run.",
             retry_after=max(1, int((resets - now).total_seconds())),

@@ -86,7 +86,7 @@ def test_over_a_block_budget_new_work_gets_429_and_accepted_work_stays(client, s
     assert problem["spend_usd"] == 2.5
     reset = Periods.at(utcnow()).day_reset.isoformat() + "Z"
     assert problem["resets_at"] == reset
-    assert "2.00 USD" in problem["detail"] and "2.50 USD" in problem["detail"]
+    assert "daily budget of 2.00 USD" in problem["detail"] and "2.50 USD" in problem["detail"]
     assert reset in problem["detail"]
     batch = _problem(client.post("/v1/batches", json={"questions": ["a", "b"]}, headers=auth),
                      429)
