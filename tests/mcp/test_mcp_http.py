@@ -73,3 +73,38 @@ def test_without_a_key_mcp_is_401(api):
     resp = httpx2.post(f"{api.base_url}/mcp", json={"jsonrpc": "2.0", "id": 1,
                                                     "method": "tools/list"})
     assert resp.status_code == 401
+
+
+def test_datasets_schema_resource_and_run_sql(api, key, tmp_path):
+    from sunrise.client import SunriseClient
+    from tests.utils.waiting import wait_until
+
+    csv = tmp_path / "sales.csv"
+    csv.write_text("city,sales\nOslo,10\nLima,32\nOslo,5\n")
+    with SunriseClient(api.base_url, key) as rest:
+        dataset_id = rest.create_dataset("shop", [csv])["dataset_id"]
+        wait_until(lambda: rest.dataset(dataset_id)["status"] == "ready", timeout=60,
+                   interval=0.2)
+
+    async def scenario():
+        async with _client(api, key) as client:
+            templates = await client.list_resource_templates()
+            return (templates,
+                    await client.call_tool("list_datasets", {}),
+                    await client.call_tool("describe_dataset", {"dataset_id": dataset_id}),
+                    await client.call_tool("run_sql", {
+                        "dataset_id": dataset_id,
+                        "sql": "SELECT city, sum(sales) AS total FROM sales GROUP BY city "
+                               "ORDER BY city"}),
+                    await client.call_tool("run_sql", {"dataset_id": dataset_id,
+                                                       "sql": "DELETE FROM sales"}))
+
+    templates, listed, described, ran, refused = asyncio.run(scenario())
+    assert [t.uri_template for t in templates.resource_templates] == [
+        "sunrise://datasets/{dataset_id}/schema"]
+    assert [d["dataset_id"] for d in listed.structured_content["result"]] == [dataset_id]
+    assert described.structured_content["tables"][0]["name"] == "sales"
+    assert not ran.is_error
+    assert ran.content[0].text.splitlines()[:4] == ["query_id=1 rows=2 shown=2", "city,total",
+                                                    "Lima,32", "Oslo,15"]
+    assert refused.is_error and "error: DELETE statements are not allowed" in refused.content[0].text
