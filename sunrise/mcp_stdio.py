@@ -15,7 +15,7 @@ from typing import Any
 import anyio
 import click
 
-from api.mcp.tools import TERMINAL, build_server
+from api.mcp.tools import PROGRESS_EVENTS, TERMINAL, build_server
 from sunrise.cli.api_options import api_options
 from sunrise.client import ApiError, SunriseClient
 
@@ -61,7 +61,8 @@ class HttpBackend:
                     if event.event in TERMINAL:
                         yield event.event, client.get(job_id)
                         return
-                    yield event.event, event.data
+                    if event.event in PROGRESS_EVENTS:
+                        yield event.event, event.data
             except ApiError as exc:
                 raise ApiRefusal(exc) from None
             yield "failed", client.get(job_id)  # the stream ended without its end

@@ -15,7 +15,7 @@ from pydantic import ValidationError
 
 from api.event_hub import HubUnavailable
 from api.limits import check_questions
-from api.mcp.tools import TERMINAL, Refused
+from api.mcp.tools import PROGRESS_EVENTS, TERMINAL, Refused
 from api.resources import Resources
 from api.schemas.jobs import JobCreate
 from api.services import datasets as dataset_service
@@ -55,7 +55,9 @@ class InProcessBackend:
         return view
 
     def events(self, job_id: str) -> Iterator[tuple[str, dict[str, Any]]]:
-        """The job's events until its end; the terminal one carries the job's view."""
+        """The job's progress events until its end (the answer's streamed text and
+        thinking are not handed over: each event is a hop to the MCP loop); the
+        terminal one carries the job's view."""
         return self._follow(job_id)
 
     def _follow(self, job_id: str) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -73,7 +75,8 @@ class InProcessBackend:
                         yield event.event, job_service.load_job(self.res, self.tenant_id,
                                                                 job_id)
                         return
-                    yield event.event, event.data
+                    if event.event in PROGRESS_EVENTS:
+                        yield event.event, event.data
                 if not events:
                     view = job_service.load_job(self.res, self.tenant_id, job_id)
                     if view["status"] in TERMINAL:  # its terminal event expired or never came

@@ -23,6 +23,7 @@ from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 SCOPE_KEY = "sunrise.mcp_backend"
 SCHEMA_URI = "sunrise://datasets/{dataset_id}/schema"
 TERMINAL = ("succeeded", "failed", "cancelled")
+PROGRESS_EVENTS = ("llm_call", "tool_call")  # what ask reports; backends drop the rest
 
 
 class Refused(Exception):
