@@ -276,7 +276,7 @@ def test_naive_configuration_knobs_render_the_same_result_differently():
     """The settings the token bench switches (tool_result_format / _max_rows) render a
     result differently; the shipped values give the shipped text."""
     from engine.sql.query_result import ColumnSummary, QueryResult
-    from worker.tools.sql_result_text import format_result, result_text
+    from engine.sql.result_text import format_result, result_text
 
     rows = [(f"c{i}", i) for i in range(30)]
     summary = [ColumnSummary("n", 30, 435, 0, 29, 14.5)]
