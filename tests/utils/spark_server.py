@@ -40,10 +40,10 @@ class SparkServer:
         ``jobTags`` (a Connect operation's tags, the engine's ``sunrise-...`` tag among
         them)."""
         base = f"http://127.0.0.1:{self.ui_port}/api/v1/applications"
-        with urllib.request.urlopen(base, timeout=10) as resp:
+        with urllib.request.urlopen(base, timeout=60) as resp:
             (app,) = json.load(resp)
         url = f"{base}/{app['id']}/jobs?status=running"
-        with urllib.request.urlopen(url, timeout=10) as resp:
+        with urllib.request.urlopen(url, timeout=60) as resp:
             return json.load(resp)
 
 
