@@ -31,7 +31,8 @@ logger = logging.getLogger("bench.run_all")
 # is skipped with a note.
 BENCHES = ("engine_overhead", "conversations_per_worker", "api_submit", "completion_notify",
            "token_efficiency", "large_results", "faithfulness", "scaling", "dataset_import",
-           "messy_files", "queue_response", "cli_startup", "live_engines")
+           "messy_files", "queue_response", "cli_startup", "live_engines",
+           "live_vs_snapshot", "live_spark")
 
 
 def run_bench(name: str, *, smoke: bool, profile: bool) -> dict:
