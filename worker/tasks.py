@@ -52,7 +52,9 @@ def run_economy_batch(task, batch_id: str) -> None:
     EconomyBatch(runners_for(task.app).jobs).run(batch_id)
 
 
-@shared_task(name=IMPORT_DATASET, bind=True, **_GUARANTEED)
+# max_retries=None here (not only in retry()): Celery's retry(max_retries=None) falls back
+# to the task's limit (3), so a worker kept busy past 3 waits dropped the import.
+@shared_task(name=IMPORT_DATASET, bind=True, max_retries=None, **_GUARANTEED)
 def import_dataset(task, dataset_id: str, version: int) -> None:
     from shared.metrics import get_metrics
     from worker.datasets.import_process import WorkerStopping
