@@ -17,6 +17,13 @@ thread does protocol work only and never blocks on the database or Redis. The qu
 woken across threads by a ``gevent.event.Event`` (safe across native threads, and in a
 process without gevent, as in the tests' Flask client).
 
+The SDK runs its synchronous callables (a resource template's value, a sync tool or
+prompt) with ``anyio.to_thread.run_sync``, whose worker is a ``threading.Thread``: under
+gevent that is a greenlet, spawned on the loop thread's own gevent hub, which never runs
+(the loop thread sits in asyncio's selector) -- so ``resources/read`` hung for ever. On
+the loop thread, inside an exchange, such a callable is therefore handed to the
+request's greenlet like any tool call (``_run_sync``); elsewhere anyio runs it as usual.
+
 A client that goes away closes the response: the ASGI call sees ``http.disconnect``
 and is cancelled.
 """
@@ -24,12 +31,14 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextvars
 import logging
 import os
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import anyio.to_thread
 import gevent.event
 from gevent.monkey import get_original
 from mcp.server.transport_security import TransportSecuritySettings
@@ -40,6 +49,19 @@ logger = logging.getLogger(__name__)
 
 START_TIMEOUT_S = 30
 _END = object()
+# The exchange whose ASGI call the current task serves (set only on the loop thread).
+_CURRENT: contextvars.ContextVar[Exchange | None] = contextvars.ContextVar(
+    "sunrise_mcp_exchange", default=None)
+_anyio_run_sync = anyio.to_thread.run_sync
+
+
+async def _run_sync(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """``anyio.to_thread.run_sync``, but in an exchange's request greenlet when called
+    from the MCP loop (see the module doc)."""
+    exchange = _CURRENT.get()
+    if exchange is None:
+        return await _anyio_run_sync(func, *args, **kwargs)
+    return await exchange.call(func, *args)
 
 
 class Exchange:
@@ -75,10 +97,14 @@ class Exchange:
     async def send(self, message: dict[str, Any]) -> None:
         self._post(message)
 
+    async def _serving(self, coroutine) -> Any:
+        _CURRENT.set(self)  # this task's context, copied by every task the SDK starts
+        return await coroutine
+
     # -- the greenlet's side -------------------------------------------------------------
 
     def start(self, coroutine) -> None:
-        self._future = asyncio.run_coroutine_threadsafe(coroutine, self.loop)
+        self._future = asyncio.run_coroutine_threadsafe(self._serving(coroutine), self.loop)
         self._future.add_done_callback(lambda _f: self._post(_END))
 
     def next_message(self, timeout_s: float) -> dict[str, Any] | None:
@@ -164,6 +190,7 @@ class McpBridge:
         selector = get_original("selectors", "DefaultSelector")()
         loop = asyncio.SelectorEventLoop(selector)
         asyncio.set_event_loop(loop)
+        anyio.to_thread.run_sync = _run_sync  # idempotent; see the module doc
         try:
             loop.run_until_complete(self._run(loop, ready))
         except Exception:

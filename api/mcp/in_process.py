@@ -71,9 +71,8 @@ class InProcessBackend:
                     events = []
                     time.sleep(EVENT_WAIT_S)
                 for event in events:
-                    if event.is_terminal:
-                        yield event.event, job_service.load_job(self.res, self.tenant_id,
-                                                                job_id)
+                    if event.is_terminal:  # its data is the job's view, as the
+                        yield event.event, event.data  # long-poll answers: no re-read
                         return
                     if event.event in PROGRESS_EVENTS:
                         yield event.event, event.data

@@ -4,6 +4,7 @@ schema resource, run_sql and its refusals as tool errors."""
 from __future__ import annotations
 
 import asyncio
+import json
 import uuid
 
 import httpx2
@@ -89,7 +90,11 @@ def test_datasets_schema_resource_and_run_sql(api, key, tmp_path):
     async def scenario():
         async with _client(api, key) as client:
             templates = await client.list_resource_templates()
-            return (templates,
+            # Bounded: a read that hangs (the SDK's thread hand-off on the loop thread,
+            # api/mcp/asgi_bridge.py) fails the test instead of blocking it.
+            schema = await asyncio.wait_for(client.read_resource(
+                f"sunrise://datasets/{dataset_id}/schema"), timeout=30)
+            return (templates, schema,
                     await client.call_tool("list_datasets", {}),
                     await client.call_tool("describe_dataset", {"dataset_id": dataset_id}),
                     await client.call_tool("run_sql", {
@@ -99,9 +104,12 @@ def test_datasets_schema_resource_and_run_sql(api, key, tmp_path):
                     await client.call_tool("run_sql", {"dataset_id": dataset_id,
                                                        "sql": "DELETE FROM sales"}))
 
-    templates, listed, described, ran, refused = asyncio.run(scenario())
+    templates, schema, listed, described, ran, refused = asyncio.run(scenario())
     assert [t.uri_template for t in templates.resource_templates] == [
         "sunrise://datasets/{dataset_id}/schema"]
+    [content] = schema.contents
+    assert content.mime_type == "application/json"
+    assert json.loads(content.text)["tables"][0]["name"] == "sales"
     assert [d["dataset_id"] for d in listed.structured_content["result"]] == [dataset_id]
     assert described.structured_content["tables"][0]["name"] == "sales"
     assert not ran.is_error
