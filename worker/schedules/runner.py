@@ -1,9 +1,11 @@
 """Running one slot of a schedule, and delivering its report.
 
-``run``: the condition (when set) runs in the SQL sandbox on the dataset, no model call;
-a false comparison ends the run ``skipped`` with the value recorded. Otherwise the run
-becomes a batch (today's engine: fan-out, report assembly, usage counted for the
-tenant), its id set on the run in the batch's own transaction, guarded so a second
+``run`` (traced as ``schedule_run``, its outcome the run's status after): the condition
+(when set) runs in the SQL sandbox on the dataset, no model call; a false comparison ends
+the run ``skipped`` with the value recorded. Otherwise the run becomes a batch (today's
+engine: fan-out, report assembly, usage counted for the tenant; the batch and its jobs
+belong to the schedule's user, so row policies, dataset access and the job audit apply
+to them), its id set on the run in the batch's own transaction, guarded so a second
 message starts no second batch.
 
 ``deliver``: once the batch's report is assembled (``on_batch_assembled``, the batch
@@ -24,7 +26,7 @@ from sqlalchemy import or_, select, update
 
 from engine.datasets import version_path
 from engine.sql.sandbox import get_sandbox, sandbox_settings
-from shared import batch_rows
+from shared import batch_rows, tracing
 from shared.celery_factory import REPORTS_QUEUE, RUN_ECONOMY_BATCH
 from shared.config import Settings
 from shared.dataset_state import pin_dataset
@@ -67,6 +69,12 @@ class ScheduleRunner:
                 return None
             if run.status != "running" or run.batch_id is not None:
                 return run.status
+        with tracing.schedule_run(schedule.id, str(schedule.tenant_id)) as span:
+            status = self._run(schedule, run_id)
+            tracing.record_outcome(span, status)
+        return status
+
+    def _run(self, schedule: Schedule, run_id: str) -> str:
         condition = schedule.spec.get("condition")
         value = None
         if condition:
@@ -111,7 +119,8 @@ class ScheduleRunner:
                     model=self.settings.model, title=schedule.name,
                     mode=spec.get("mode", "standard"),
                     conversation=spec.get("conversation", "separate"),
-                    dataset=pin_dataset(s, schedule.tenant_id, spec.get("dataset_id")))
+                    dataset=pin_dataset(s, schedule.tenant_id, spec.get("dataset_id")),
+                    user_id=schedule.user_id)
                 taken = s.execute(update(ScheduleRun).where(
                     ScheduleRun.id == run_id, ScheduleRun.batch_id.is_(None),
                     ScheduleRun.status == "running").values(
