@@ -16,7 +16,7 @@ from shared.db import session_factory, session_scope
 from shared.events import EventLog
 from shared.models import Batch, Job, Schedule, ScheduleRun, new_id, utcnow
 from shared.redis_client import redis_for
-from tests.people.helpers import acting, key_for, make_user, tenant_of
+from tests.people.helpers import acting, key_for, team
 
 DAILY = {"name": "Daily flights", "questions": ["How many flights were there?"],
          "cron": "0 7 * * *", "timezone": "UTC",
@@ -25,10 +25,7 @@ DAILY = {"name": "Daily flights", "questions": ["How many flights were there?"],
 
 @pytest.fixture
 def people(settings, auth):
-    tenant_id, name = tenant_of(settings, auth["Authorization"].split()[1])
-    ids = {ext: make_user(settings, tenant_id, ext, role) for ext, role in
-           [("ann", "analyst"), ("bob", "analyst"), ("vic", "viewer"), ("ada", "admin")]}
-    return tenant_id, name, ids
+    return team(settings, auth)
 
 
 def test_roles_and_ownership(client, auth, settings, people):
