@@ -21,6 +21,7 @@ from api.schemas.trust import (
 )
 from api.services import feedback as feedback_service
 from api.services import verified_queries as vq_service
+from api.services.datasets import check_usable
 from api.spec import spec
 from shared.models import Job
 
@@ -69,6 +70,7 @@ def add_verified_query(dataset_id: str):
           "queries.", responses={200: VerifiedQueryList}, tag="feedback")
 @bp.get("/datasets/<dataset_id>/verified-queries")
 def list_verified_queries(dataset_id: str):
+    check_usable(resources(), current_principal(), dataset_id)
     return vq_service.list_verified_queries(resources(), current_principal(), dataset_id)
 
 

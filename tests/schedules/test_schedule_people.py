@@ -17,10 +17,24 @@ from shared.events import EventLog
 from shared.models import Batch, Job, Schedule, ScheduleRun, new_id, utcnow
 from shared.redis_client import redis_for
 from tests.people.helpers import acting, key_for, team
+from tests.utils.datasets import upload, wait_imported
 
+SALES = "region,revenue\nnorth,10\nsouth,20\n"
 DAILY = {"name": "Daily flights", "questions": ["How many flights were there?"],
          "cron": "0 7 * * *", "timezone": "UTC",
          "deliver": [{"type": "email", "to": ["team@example.com"]}]}
+
+
+def run_once(settings, tenant_id: int, schedule_id: str) -> tuple[str, str | None]:
+    """A manual slot of the schedule, run in this process (no broker): (run id, status)."""
+    from worker.schedules.runner import ScheduleRunner
+
+    run_id = new_id()
+    with session_factory(settings.database_url).begin() as s:
+        s.add(ScheduleRun(id=run_id, schedule_id=schedule_id, tenant_id=tenant_id,
+                          slot=utcnow(), manual=True, status="running", created_at=utcnow()))
+    runner = ScheduleRunner(settings, None, EventLog(redis_for(settings.redis_url)))
+    return run_id, runner.run(run_id)
 
 
 @pytest.fixture
@@ -79,8 +93,6 @@ def test_a_key_without_the_ask_scope_changes_no_schedule(client, auth, settings,
 
 def test_a_run_is_the_owners_batch_and_a_traced_span(client, auth, settings, people,
                                                        monkeypatch):
-    from worker.schedules.runner import ScheduleRunner
-
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
@@ -90,13 +102,9 @@ def test_a_run_is_the_owners_batch_and_a_traced_span(client, auth, settings, peo
     tenant_id, _, ids = people
     sid = client.post("/v1/schedules", headers=acting(auth, "ann"),
                       json=DAILY).get_json()["schedule_id"]
-    run_id = new_id()
+    run_id, status = run_once(settings, tenant_id, sid)
+    assert status == "running"
     sessions = session_factory(settings.database_url)
-    with sessions.begin() as s:
-        s.add(ScheduleRun(id=run_id, schedule_id=sid, tenant_id=tenant_id, slot=utcnow(),
-                          manual=True, status="running", created_at=utcnow()))
-    runner = ScheduleRunner(settings, None, EventLog(redis_for(settings.redis_url)))
-    assert runner.run(run_id) == "running"
 
     with sessions() as s:
         batch = s.get(Batch, s.get(ScheduleRun, run_id).batch_id)
@@ -107,3 +115,39 @@ def test_a_run_is_the_owners_batch_and_a_traced_span(client, auth, settings, peo
     assert span.attributes["sunrise.schedule.id"] == sid
     assert span.attributes["sunrise.tenant.id"] == str(tenant_id)
     assert span.attributes["sunrise.outcome"] == "running"
+
+
+@pytest.mark.usefixtures("celery_worker")
+def test_a_dataset_not_shared_with_the_user_is_not_there_to_schedule(client, auth, settings,
+                                                                     people):
+    tenant_id, _, _ = people
+    dataset_id = upload(client, auth, "Sales", ("sales.csv", SALES)).get_json()["dataset_id"]
+    assert wait_imported(client, auth, dataset_id)["status"] == "ready"
+    assert client.patch(f"/v1/datasets/{dataset_id}", headers=auth,
+                        json={"access": {"users": ["ann"]}}).status_code == 200
+    on_sales = {**DAILY, "dataset_id": dataset_id}
+
+    refused = client.post("/v1/schedules", headers=acting(auth, "bob"), json=on_sales)
+    assert refused.status_code == 404 and dataset_id in refused.get_json()["detail"]
+    assert client.get("/v1/schedules", headers=acting(auth, "bob")).get_json()[
+        "schedules"] == []
+    assert client.get(f"/v1/datasets/{dataset_id}/verified-queries",
+                      headers=acting(auth, "bob")).status_code == 404
+    assert client.get(f"/v1/datasets/{dataset_id}/verified-queries",
+                      headers=acting(auth, "ann")).status_code == 200
+    bobs = client.post("/v1/schedules", headers=acting(auth, "bob"), json=DAILY)
+    moved = client.patch(f"/v1/schedules/{bobs.get_json()['schedule_id']}",
+                         headers=acting(auth, "bob"), json={"dataset_id": dataset_id})
+    assert moved.status_code == 404
+
+    # Ann's schedule runs as Ann: once the dataset is no longer hers, its run fails.
+    sid = client.post("/v1/schedules", headers=acting(auth, "ann"),
+                      json=on_sales).get_json()["schedule_id"]
+    assert client.patch(f"/v1/datasets/{dataset_id}", headers=auth,
+                        json={"access": {"users": ["ada"]}}).status_code == 200
+    run_id, status = run_once(settings, tenant_id, sid)
+    assert status == "failed"
+    sessions = session_factory(settings.database_url)
+    with sessions() as s:
+        run = s.get(ScheduleRun, run_id)
+        assert run.batch_id is None and dataset_id in run.reason

@@ -5,8 +5,8 @@
 the run ``skipped`` with the value recorded. Otherwise the run becomes a batch (today's
 engine: fan-out, report assembly, usage counted for the tenant; the batch and its jobs
 belong to the schedule's user, so row policies, dataset access and the job audit apply
-to them), its id set on the run in the batch's own transaction, guarded so a second
-message starts no second batch.
+to them; a dataset no longer shared with that user fails the run), its id set on the
+run in the batch's own transaction, guarded so a second message starts no second batch.
 
 ``deliver``: once the batch's report is assembled (``on_batch_assembled``, the batch
 coordinator's hook), the report goes to every target. The delivery is claimed on the
@@ -37,6 +37,7 @@ from shared.events import EventSink
 from shared.job_view import job_to_dict
 from shared.metrics import get_metrics
 from shared.models import Batch, Dataset, Job, Schedule, ScheduleRun, utcnow
+from shared.principal import principal_for_job
 from shared.reports.document import unpack
 from shared.schedules.condition import first_number, holds
 from shared.schedules.targets import describe
@@ -97,7 +98,8 @@ class ScheduleRunner:
         sql = schedule.spec["condition"]["sql"]
         with self.sessions() as s:
             dataset_id, version = pin_dataset(s, schedule.tenant_id,
-                                              schedule.spec.get("dataset_id"))
+                                              schedule.spec.get("dataset_id"),
+                                              principal_for_job(s, schedule))
             mode = s.scalar(select(Dataset.mode).where(Dataset.id == dataset_id)) \
                 if dataset_id else "snapshot"
         if mode == "live":
@@ -119,7 +121,8 @@ class ScheduleRunner:
                     model=self.settings.model, title=schedule.name,
                     mode=spec.get("mode", "standard"),
                     conversation=spec.get("conversation", "separate"),
-                    dataset=pin_dataset(s, schedule.tenant_id, spec.get("dataset_id")),
+                    dataset=pin_dataset(s, schedule.tenant_id, spec.get("dataset_id"),
+                                        principal_for_job(s, schedule)),
                     user_id=schedule.user_id)
                 taken = s.execute(update(ScheduleRun).where(
                     ScheduleRun.id == run_id, ScheduleRun.batch_id.is_(None),
