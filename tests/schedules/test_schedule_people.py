@@ -151,3 +151,22 @@ def test_a_dataset_not_shared_with_the_user_is_not_there_to_schedule(client, aut
     with sessions() as s:
         run = s.get(ScheduleRun, run_id)
         assert run.batch_id is None and dataset_id in run.reason
+
+
+@pytest.mark.usefixtures("celery_worker")
+def test_a_condition_sees_the_data_as_the_schedules_user(client, auth, settings, people):
+    tenant_id, _, _ = people
+    dataset_id = upload(client, auth, "Sales", ("sales.csv", SALES)).get_json()["dataset_id"]
+    assert wait_imported(client, auth, dataset_id)["status"] == "ready"
+    policed = client.patch(f"/v1/datasets/{dataset_id}", headers=auth, json={
+        "policies": [{"table": "sales", "filter": "region = 'north'"}]})
+    assert policed.status_code == 200, policed.get_data(as_text=True)
+    # 30 in all; 10 in the north, all Ann's row policy lets her see.
+    body = {**DAILY, "dataset_id": dataset_id,
+            "condition": {"sql": "SELECT sum(revenue) FROM sales", "op": ">", "value": 15}}
+    sid = client.post("/v1/schedules", headers=acting(auth, "ann"),
+                      json=body).get_json()["schedule_id"]
+    run_id, status = run_once(settings, tenant_id, sid)
+    assert status == "skipped"
+    with session_factory(settings.database_url)() as s:
+        assert s.get(ScheduleRun, run_id).condition_value == 10

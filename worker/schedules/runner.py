@@ -25,6 +25,7 @@ from celery import Celery
 from sqlalchemy import or_, select, update
 
 from engine.datasets import version_path
+from engine.policies import FilterRefused, PolicedQueries, applied_for
 from engine.sql.sandbox import get_sandbox, sandbox_settings
 from shared import batch_rows, tracing
 from shared.celery_factory import REPORTS_QUEUE, RUN_ECONOMY_BATCH
@@ -95,19 +96,28 @@ class ScheduleRunner:
             return self._finish(run_id, "failed", reason=exc.detail[:500])
 
     def _condition_value(self, schedule: Schedule) -> float:
+        """The condition's number, as the schedule's user may see the data: the
+        dataset's row policies and masks binding them apply to its SQL too."""
         sql = schedule.spec["condition"]["sql"]
         with self.sessions() as s:
+            principal = principal_for_job(s, schedule)
             dataset_id, version = pin_dataset(s, schedule.tenant_id,
-                                              schedule.spec.get("dataset_id"),
-                                              principal_for_job(s, schedule))
-            mode = s.scalar(select(Dataset.mode).where(Dataset.id == dataset_id)) \
-                if dataset_id else "snapshot"
-        if mode == "live":
+                                              schedule.spec.get("dataset_id"), principal)
+            row = s.execute(select(Dataset.mode, Dataset.policies, Dataset.masks)
+                            .where(Dataset.id == dataset_id)).first() if dataset_id else None
+        if row is not None and row.mode == "live":
             raise ValueError("a condition on a live dataset is not supported yet")
         path = (version_path(self.settings.data_dir, dataset_id, version)
                 if dataset_id else self.settings.duckdb_path)
-        result = get_sandbox(path, **sandbox_settings(self.settings)).run(
-            sql, label=f"schedule {schedule.id} condition")
+        sandbox = get_sandbox(path, **sandbox_settings(self.settings))
+        applied = applied_for(row.policies, row.masks, principal) if row is not None else None
+        if applied is not None and not applied.empty:
+            try:
+                sandbox = PolicedQueries(sandbox, applied)
+            except FilterRefused as exc:
+                raise ValueError(f"a row policy of the dataset cannot be applied ({exc})") \
+                    from None
+        result = sandbox.run(sql, label=f"schedule {schedule.id} condition")
         if result.is_error:
             raise ValueError(result.error or "the SQL failed")
         return first_number(result.rows, result.columns)
