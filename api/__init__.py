@@ -11,6 +11,7 @@ from shared.config import Settings, get_settings
 def create_app(overrides: dict[str, Any] | None = None, *, settings: Settings | None = None) -> Flask:
     """Build the API. ``overrides`` are Settings fields that win over the environment."""
     from api import console, problems, resources, signin, uploads
+    from api.mcp import endpoint as mcp
     from api.routes import (
         audit,
         batches,
@@ -22,6 +23,7 @@ def create_app(overrides: dict[str, Any] | None = None, *, settings: Settings | 
         metrics,
         schedules,
         sign_in,
+        tenant,
         trust,
         usage,
         users,
@@ -39,10 +41,11 @@ def create_app(overrides: dict[str, Any] | None = None, *, settings: Settings | 
     problems.init_app(app)
     uploads.init_app(app)
     for module in (health, jobs, conversations, batches, datasets, usage, keys, users, sign_in,
-                   audit, schedules, trust, console):
+                   audit, schedules, trust, tenant, console):
         app.register_blueprint(module.bp)
     signin.init_app(app, settings)
     metrics.init_app(app)
+    mcp.init_app(app)
     app.register_blueprint(spec.blueprint())
     return app
 

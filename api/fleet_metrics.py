@@ -18,8 +18,10 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import SQLAlchemyError
 
 from api.sse_subscribers import count_subscribers
+from shared.budgets import spend_by_tenant
 from shared.celery_factory import QUEUES
 from shared.job_state import ACTIVE
+from shared.metrics import tenant_spend_families
 from shared.models import Dataset, Job, utcnow
 
 logger = logging.getLogger(__name__)
@@ -92,6 +94,7 @@ class FleetCollector(Collector):
             importing = s.execute(
                 select(func.count(), func.min(Dataset.updated_at))
                 .where(Dataset.status == "importing", Dataset.deleted_at.is_(None))).one()
+            spend = spend_by_tenant(s)
         jobs = GaugeMetricFamily("sunrise_jobs", "Jobs queued or running right now.",
                                  labels=["status"])
         for status in ACTIVE:
@@ -109,4 +112,4 @@ class FleetCollector(Collector):
             "sunrise_oldest_import_age_seconds",
             "Time since the oldest import still running was requested (0 when none).",
             value=max(0.0, import_age))
-        return [jobs, oldest_age, datasets, oldest_import]
+        return [jobs, oldest_age, datasets, oldest_import, *tenant_spend_families(spend)]

@@ -12,6 +12,7 @@ from shared.db_retry import is_unavailable
 from shared.errors import (
     PROBLEM_TYPE,
     BadRequest,
+    BudgetExceeded,
     Conflict,
     DatasetQuotaExceeded,
     Forbidden,
@@ -37,7 +38,7 @@ HTTP_STATUS: dict[type[SunriseError], int] = {
     BadRequest: 400, Unauthorized: 401, Forbidden: 403, NotFound: 404, Conflict: 409, PayloadTooLarge: 413,
     ValidationFailed: 422, RateLimited: 429, ServiceUnavailable: 503,
     ImportFailed: 422, UnsupportedSource: 415, SourceTooLarge: 413,
-    DatasetQuotaExceeded: 429, StorageQuotaExceeded: 413,
+    DatasetQuotaExceeded: 429, StorageQuotaExceeded: 413, BudgetExceeded: 429,
 }
 # When a client may try again after the database did not answer (lost, down or full):
 # the pool's pre-ping reconnects on the next request once it is back.

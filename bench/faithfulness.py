@@ -21,12 +21,12 @@ import time
 from bench.faithfulness_corpus import CASES, VARIANTS, Case, Fig, Rows, render
 from bench.figures import result, row
 from bench.stack import SAMPLE_DUCKDB
+from engine.sql.result_text import result_text
 from engine.sql.sandbox import SqlSandbox
 from shared.config import Settings
 from sunrise.sample_data import build_sample_db
 from worker.answer.data_years import data_years
 from worker.answer.number_check import Evidence, check_numbers, evidence_from
-from worker.tools.sql_result_text import result_text
 
 logger = logging.getLogger(__name__)
 

@@ -103,8 +103,8 @@ def _current_mb(pid: int | str = "self") -> float:
 def _via_sandbox(sql: str, mark) -> tuple[str, int, float, float]:
     """The shipped way. DuckDB runs in the sandbox's SQL process, so its growth is
     measured there and added to this process's (the worker's side: the result)."""
+    from engine.sql.result_text import result_text
     from engine.sql.sandbox import SqlSandbox, sandbox_settings
-    from worker.tools.sql_result_text import result_text
 
     settings = Settings()
     sandbox = SqlSandbox(SAMPLE_DUCKDB, **{**sandbox_settings(settings), "timeout_s": 120,
@@ -127,7 +127,7 @@ def _via_python(sql: str, mark) -> tuple[str, int, float, float]:
     import duckdb
 
     from engine.sql.query_result import ColumnSummary
-    from worker.tools.sql_result_text import format_result
+    from engine.sql.result_text import format_result
 
     settings = Settings()
     con = duckdb.connect(str(SAMPLE_DUCKDB), read_only=True, config={

@@ -33,7 +33,8 @@ BENCHES = ("engine_overhead", "conversations_per_worker", "api_submit", "complet
            "token_efficiency", "large_results", "faithfulness", "scaling", "dataset_import",
            "messy_files", "queue_response", "cli_startup", "live_engines", "row_policies",
            "auth_overhead", "schedule_tick",
-           "verified_retrieval", "tracing_overhead")
+           "verified_retrieval", "tracing_overhead", "mcp_ask",
+           "live_vs_snapshot", "live_spark")
 
 
 def run_bench(name: str, *, smoke: bool, profile: bool) -> dict:

@@ -72,6 +72,13 @@ class RateLimited(SunriseError):
     code, title = "rate_limited", "Too many requests"
 
 
+class BudgetExceeded(SunriseError):
+    """The tenant's spend passed a ``block`` budget (429, ``shared/budgets.py``): the
+    detail names the limit, the spend and when the period resets."""
+
+    code, title = "budget_exceeded", "Budget exceeded"
+
+
 class DatasetQuotaExceeded(SunriseError):
     """The tenant has as many datasets as its quota allows (429)."""
 

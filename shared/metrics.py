@@ -4,8 +4,9 @@ A ``Metrics`` object owns its metric families in one registry. Workers build one
 process with :func:`get_metrics` (the default registry) and serve it on their own
 port (``worker/observability.py``); the API's ``/metrics`` adds the fleet-wide
 figures read at scrape time (``api/fleet_metrics.py``). No label carries a tenant:
-cardinality stays bounded and one tenant's traffic never shows in a shared scrape.
-(Spend per tenant is the budgets' own gauge, ``sunrise_tenant_spend_usd``, on the API.)
+cardinality stays bounded and one tenant's traffic never shows in a shared scrape --
+except the cost figures of :func:`tenant_spend_families` (one series per tenant and
+period, read from the database by the API's scrape), which budgets' alerts need.
 
 Recording never raises: a metrics bug must not fail a job, so errors are logged.
 """
@@ -16,6 +17,7 @@ import logging
 import threading
 
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client.core import GaugeMetricFamily
 
 from shared.job_state import TERMINAL
 from shared.usage_figures import TOKEN_FIELDS, prompt_tokens
@@ -235,3 +237,21 @@ def _observe_between(histogram: Histogram, start: dt.datetime | None,
                      end: dt.datetime | None) -> None:
     if start is not None and end is not None:
         histogram.observe(max(0.0, (end - start).total_seconds()))
+
+
+def tenant_spend_families(tenants: list[dict]) -> list[GaugeMetricFamily]:
+    """``sunrise_tenant_spend_usd{tenant, period}`` and ``sunrise_tenant_budget_usd{tenant,
+    period}`` (periods ``day`` and ``month``, UTC) from ``shared.budgets.spend_by_tenant``
+    rows; a period without a limit has no budget series."""
+    spend = GaugeMetricFamily("sunrise_tenant_spend_usd",
+                              "Cost of the tenant's model calls this UTC day or month.",
+                              labels=["tenant", "period"])
+    budget = GaugeMetricFamily("sunrise_tenant_budget_usd",
+                               "The tenant's cost budget for the UTC day or month.",
+                               labels=["tenant", "period"])
+    for row in tenants:
+        for period in ("day", "month"):
+            spend.add_metric([row["tenant"], period], row["spend"][period])
+            if row["limit"][period] is not None:
+                budget.add_metric([row["tenant"], period], row["limit"][period])
+    return [spend, budget]

@@ -94,6 +94,20 @@ class Tenant(Base):
                                                server_default="create")
 
 
+class TenantBudget(Base):
+    """A tenant's cost budget (``shared/budgets.py``): limits in US dollars per UTC month
+    and, optionally, per UTC day; ``on_exceed`` is ``block`` or ``warn``."""
+
+    __tablename__ = "tenant_budgets"
+
+    tenant_id: Mapped[int] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"),
+                                           primary_key=True, autoincrement=False)
+    monthly_usd: Mapped[Decimal | None] = mapped_column(Money, nullable=True)
+    daily_usd: Mapped[Decimal | None] = mapped_column(Money, nullable=True)
+    on_exceed: Mapped[str] = mapped_column(String(8), default="block")
+    updated_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow)
+
+
 class ApiKey(Base):
     __tablename__ = "api_keys"
 

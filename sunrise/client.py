@@ -277,6 +277,11 @@ class SunriseClient:
         """GET /v1/datasets/{id}: status, version, error and tables with their profile."""
         return self._check(self.http.get(f"/v1/datasets/{dataset_id}"))
 
+    def run_sql(self, dataset_id: str, sql: str) -> dict[str, Any]:
+        """POST /v1/datasets/{id}/sql: one read-only SELECT, answered with the text the
+        model's SQL tool gets (needs the datasets scope)."""
+        return self._check(self.http.post(f"/v1/datasets/{dataset_id}/sql", json={"sql": sql}))
+
     def annotate_dataset(self, dataset_id: str, changes: dict[str, Any]) -> dict[str, Any]:
         """PATCH /v1/datasets/{id} with descriptions, glossary, examples,
         ``{"default": True}`` or corrections (re-types, layouts: the dataset then imports

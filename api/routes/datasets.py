@@ -15,6 +15,7 @@ from api.limits import limit_requests
 from api.request_parsing import parse_body, parse_query
 from api.resources import resources
 from api.schemas.common import EventsQuery
+from api.schemas.dataset_sql import SqlResult, SqlRun
 from api.schemas.datasets import (
     DatasetAccepted,
     DatasetCreate,
@@ -26,6 +27,7 @@ from api.schemas.datasets import (
 )
 from api.schemas.events import DATASET_EVENTS
 from api.services import datasets as dataset_service
+from api.services.dataset_sql import run_dataset_sql
 from api.spec import spec
 from api.sse import events_response
 from api.uploads import parse_form, spool_uploads_to
@@ -129,6 +131,16 @@ def refresh_dataset(dataset_id: str):
     accepted = dataset_service.refresh_dataset(resources(), g.tenant_id, dataset_id)
     note("dataset.update", dataset_id, {"refresh": True})
     return _accepted(accepted)
+
+
+@spec.doc("POST", "/v1/datasets/{dataset_id}/sql", "Run one read-only SELECT on the "
+          "dataset's current version, guarded and bounded as the model's SQL tool is, and get "
+          "its result text (needs the datasets scope).", body=SqlRun,
+          responses={200: SqlResult, 403: None, 409: None, 422: None}, tag="datasets")
+@bp.post("/<dataset_id>/sql")
+def run_sql(dataset_id: str):
+    body = parse_body(SqlRun)
+    return run_dataset_sql(resources(), current_principal(), dataset_id, body.sql)
 
 
 @spec.doc("DELETE", "/v1/datasets/{dataset_id}", "Delete the dataset (its files go once no "

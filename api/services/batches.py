@@ -22,6 +22,7 @@ from api.sse import already_delivered, event_stream, stored_end
 from api.sse_subscribers import subscriber_callbacks
 from shared import batch_rows
 from shared.batch_view import load_view
+from shared.budgets import admit_work
 from shared.celery_factory import ASSEMBLE_BATCH, REPORTS_QUEUE, RUN_ECONOMY_BATCH
 from shared.dataset_state import pin_dataset
 from shared.db_retry import retry_lock_conflicts
@@ -51,7 +52,7 @@ def submit_batch(res: Resources, tenant_id: int, body: BatchCreate,
 
     The same Idempotency-Key with the same body returns the first batch; with another
     body raises Conflict. Raises ValidationFailed past ``max_batch_questions`` or for
-    a webhook URL the outbound policy refuses, RateLimited past the tenant's question
+    a webhook URL the outbound policy refuses, BudgetExceeded over a ``block`` budget, RateLimited past the tenant's question
     rate (N questions cost N). A transaction ended by a deadlock or a lock wait timeout
     is run again (a few times).
     """
@@ -105,6 +106,7 @@ def _commit_batch(res: Resources, tenant_id: int, body: BatchCreate, idempotency
                 not_anothers(existing, None if principal is None or principal.is_admin
                              else principal.user_id)
                 return _Committed(existing=_accepted_of(s, existing))
+        admit_work(s, tenant_id)
         dataset = pin_dataset(s, tenant_id, body.dataset_id, principal)
         try:
             batch = batch_rows.create_batch(

@@ -20,6 +20,7 @@ from api.schemas.jobs import JobCreate
 from api.sse import already_delivered, event_stream, stored_end
 from api.sse_subscribers import subscriber_callbacks
 from api.woken_answers import presented_json, woken_answer
+from shared.budgets import admit_work
 from shared.dataset_state import pin_dataset
 from shared.db_retry import retry_lock_conflicts
 from shared.enqueue import announce
@@ -51,7 +52,8 @@ def submit_job(res: Resources, tenant_id: int, body: JobCreate,
     current version now (``pin_dataset``): what it was asked about is what it answers
     from, even if a refresh lands while it waits. Raises NotFound for a conversation or
     dataset of another tenant, Conflict for a dataset with no ready version, Conflict while that conversation already has a job in flight,
-    RateLimited past the tenant's concurrency cap (its question is counted by the route,
+    BudgetExceeded over a ``block`` budget (``shared/budgets.py``; an idempotent repeat
+    of an accepted job is still answered), RateLimited past the tenant's concurrency cap (its question is counted by the route,
     ``api/limits.py``). A transaction MariaDB ends as a deadlock victim or on a lock
     wait timeout is run again (a few times).
     """
@@ -81,6 +83,7 @@ def _commit_job(res: Resources, tenant_id: int, body: JobCreate, idempotency_key
                     not_anothers(existing, owner)
                     same_body(existing, digest)
                     return _view(existing), False
+            admit_work(conn, tenant_id)
             _check_concurrency(res, conn, tenant_id)
             conversation_id = _conversation_for(conn, tenant_id, body, owner)
             dataset_id, version = pin_dataset(conn, tenant_id, body.dataset_id, principal)

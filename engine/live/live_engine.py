@@ -291,10 +291,17 @@ class LiveEngine:
     def _bounded(self, conn, sql: str, rows, running: _Running, started: float,
                  deadline: float) -> QueryResult:
         columns, types = rows.columns[:MAX_COLUMNS], rows.types
-        per_fetch = max(1, min(1000, _FETCH_CHARS // max(1, len(columns) * 1001)))
         cap = max(SHOWN_ROWS, self.limits.chart_row_limit) + 1
         kept: list[tuple] = []
         size, exhausted = 0, True
+
+        def per_fetch() -> int:
+            """The next batch's rows: first as if every cell were a full cell, then by
+            the rows' measured size (each fetch is a round trip on PostgreSQL), always
+            under ``_FETCH_CHARS`` and never past the cap."""
+            row_chars = len(columns) * 1001 if not kept else max(1, size // len(kept))
+            return max(1, min(cap + 1 - len(kept), _FETCH_CHARS // row_chars))
+
         for batch in rows.batches(per_fetch, running.check):
             for raw in batch:
                 values, row_size = bounded_row(raw[:MAX_COLUMNS])

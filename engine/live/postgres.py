@@ -109,13 +109,14 @@ class Rows:
         self.columns = [str(column.name) for column in description]
         self.types = [_type_name(column) for column in description]
 
-    def batches(self, per_fetch: int, before_each: Callable[[], None]
+    def batches(self, per_fetch: Callable[[], int], before_each: Callable[[], None]
                 ) -> Iterator[Sequence[tuple]]:
-        """Batches of at most ``per_fetch`` rows; ``before_each`` runs before each fetch
-        (it raises to stop: a cancel landing between two statements is not lost)."""
-        while before_each() or (batch := self._cursor.fetchmany(per_fetch)):
+        """Batches of at most ``per_fetch()`` rows (asked before each fetch);
+        ``before_each`` runs before each fetch (it raises to stop: a cancel landing
+        between two statements is not lost)."""
+        while before_each() or (batch := self._cursor.fetchmany(size := per_fetch())):
             yield batch
-            if len(batch) < per_fetch:  # a short batch is the last: no round trip to say so
+            if len(batch) < size:  # a short batch is the last: no round trip to say so
                 return
 
     def discard(self) -> None:

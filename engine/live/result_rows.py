@@ -7,7 +7,9 @@
   length, a blob twice its bytes), so the fetch stops at the same byte budget.
 - ``local_summary`` computes the summary of a result fetched whole, with
   ``result_sql.summary_sql`` itself on an in-memory DuckDB holding the candidate columns:
-  the figures are the sandbox's.
+  the figures are the sandbox's. One in-memory database per process serves every call,
+  each on a cursor of its own (the fetched rows registered on that cursor only):
+  opening a fresh DuckDB database per query cost more than the query itself.
 - ``engine_summary_sql`` wraps the statement for a summary computed on the engine (a
   result too large to fetch), positional column names as ``result_sql`` uses.
 
@@ -18,6 +20,7 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import json
+import threading
 import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -31,6 +34,8 @@ from engine.sql.result_sql import read_summary, summary_candidates, summary_sql
 _BLOB_BYTES = MAX_CELL_CHARS // 2
 _SMALL_VALUE_CHARS = 24
 _SMALL = (bool, int, float, decimal.Decimal, dt.date, dt.time, dt.timedelta, uuid.UUID)
+_SUMMARY_DB: duckdb.DuckDBPyConnection | None = None
+_SUMMARY_DB_LOCK = threading.Lock()
 _ARROW = {"TINYINT": pa.int8(), "SMALLINT": pa.int16(), "INTEGER": pa.int32(),
           "BIGINT": pa.int64(), "UBIGINT": pa.uint64(), "FLOAT": pa.float32(),
           "DOUBLE": pa.float64(), "VARCHAR": pa.string()}
@@ -85,7 +90,7 @@ def local_summary(columns: Sequence[str], types: Sequence[str],
     picked = {index for index, _name, _base in candidates}
     inner = "SELECT " + ", ".join(f"c{i}" if i in picked else "NULL"
                                   for i in range(len(columns))) + " FROM fetched"
-    con = duckdb.connect()
+    con = _summary_db().cursor()
     try:
         con.register("fetched", table)
         row = con.execute(summary_sql(inner, columns, types)).fetchone()
@@ -94,6 +99,16 @@ def local_summary(columns: Sequence[str], types: Sequence[str],
     finally:
         con.close()
     return read_summary(columns, types, row)
+
+
+def _summary_db() -> duckdb.DuckDBPyConnection:
+    """The process's in-memory DuckDB for ``local_summary`` (opened on first use; it
+    holds nothing between calls: each registers its rows on its own cursor)."""
+    global _SUMMARY_DB
+    with _SUMMARY_DB_LOCK:
+        if _SUMMARY_DB is None:
+            _SUMMARY_DB = duckdb.connect(config={"threads": 1, "memory_limit": "256MB"})
+        return _SUMMARY_DB
 
 
 def engine_summary_sql(sql: str, columns: Sequence[str], types: Sequence[str],

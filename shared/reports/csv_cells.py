@@ -13,7 +13,7 @@ Rows end in CRLF (RFC 4180): with that terminator ``csv`` quotes a cell holding 
 as well as one holding an LF, where with ``\n`` alone a bare CR inside a cell is
 written unquoted and a spreadsheet reads it as a new row.
 
-The model's tool-result CSV (``worker/tools/sql_result_text.py``) is not for people and
+The model's tool-result CSV (``engine/sql/result_text.py``) is not for people and
 does not use this: its exact text is a contract.
 """
 from __future__ import annotations

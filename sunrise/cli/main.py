@@ -30,6 +30,8 @@ LAZY_COMMANDS = {
     "audit": LazyCommand("sunrise.cli.people:audit", "The append-only audit log."),
     "schedules": LazyCommand("sunrise.cli.schedules:schedules", "Reports on a cron, "
                              "delivered by email, Slack and webhooks."),
+    "mcp": LazyCommand("sunrise.mcp_stdio:mcp_command", "Serve Sunrise's MCP tools over "
+                       "stdio, talking to the API at --api with --key."),
     "eval": LazyCommand("sunrise.eval.cli:eval_command", "Score Sunrise on the gold questions "
                         "of QUESTIONS_FILE (or re-render a run's JSON)."),
 }

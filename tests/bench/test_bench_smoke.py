@@ -276,7 +276,7 @@ def test_naive_configuration_knobs_render_the_same_result_differently():
     """The settings the token bench switches (tool_result_format / _max_rows) render a
     result differently; the shipped values give the shipped text."""
     from engine.sql.query_result import ColumnSummary, QueryResult
-    from worker.tools.sql_result_text import format_result, result_text
+    from engine.sql.result_text import format_result, result_text
 
     rows = [(f"c{i}", i) for i in range(30)]
     summary = [ColumnSummary("n", 30, 435, 0, 29, 14.5)]
@@ -317,6 +317,39 @@ def test_live_engines_times_each_query_against_its_bare_driver():
                                      for r in outcome["rows"]}
     for sides in outcome["details"]["median_ms"].values():
         assert sides["sunrise_ms"] > 0 and sides["bare_ms"] > 0
+
+
+def test_live_vs_snapshot_counts_the_bytes_each_way_moves():
+    from bench import live_vs_snapshot
+
+    outcome = live_vs_snapshot.run(smoke=True)
+    _check_shape(outcome, "live_vs_snapshot")
+    first, setup, *per_question = outcome["rows"]
+    assert "first answer" in first["measure"] and first["ratio"] > 0
+    assert "make the dataset" in setup["measure"] and 0 < setup["ratio"] < 1
+    details = outcome["details"]
+    live, snapshot = details["live"], details["snapshot"]
+    assert snapshot["rows"] == details["table_rows"] == live_vs_snapshot.SMOKE_ROWS
+    # The import copied every row through the relay; introspection and a question far less.
+    assert snapshot["setup_bytes"] > 20 * live_vs_snapshot.SMOKE_ROWS > live["setup_bytes"] > 0
+    assert len(per_question) == len(live_vs_snapshot.QUESTIONS)
+    for label, asked in live["per_question"].items():
+        assert 0 < asked["bytes"] < snapshot["setup_bytes"]
+        assert snapshot["per_question"][label]["bytes"] == 0
+        assert asked["rows"] == snapshot["per_question"][label]["rows"]
+
+
+@pytest.mark.slow
+def test_live_spark_times_the_aggregate_against_bare_pyspark_connect():
+    from bench import live_spark
+
+    outcome = live_spark.run(smoke=True)
+    _check_shape(outcome, "live_spark")
+    (figure,) = outcome["rows"]
+    assert "spark, 4-row aggregate" in figure["measure"] and figure["target"] == "≤ 1.3×"
+    assert "pyspark Connect" in figure["baseline"] and figure["ratio"] > 0
+    walls = outcome["details"]["wall_ms"]
+    assert all(len(v) == live_spark.SMOKE_ROUNDS and min(v) > 0 for v in walls.values())
 
 
 def test_messy_files_measures_the_corpus_and_both_import_times():

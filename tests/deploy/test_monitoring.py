@@ -15,7 +15,6 @@ import yaml
 
 from tests.deploy.kustomize import pod_templates, render
 from tests.utils.exported_metrics import (
-    BUDGET_METRICS,
     exported_by_sunrise,
     metric_names_in,
     unknown_labels,
@@ -80,7 +79,7 @@ def test_every_rule_names_exported_metrics(client):
     for rule in rules():
         names = metric_names_in(rule["expr"])
         assert names, rule["alert"]
-        unknown = names - set(exported) - BUDGET_METRICS - {"up"}
+        unknown = names - set(exported) - {"up"}
         assert not unknown, (rule["alert"], unknown)
         assert unknown_labels(rule["expr"], exported) == [], rule["alert"]
 

@@ -10,9 +10,9 @@ import pytest
 from engine.datasets import DatabaseSource, build_version
 from engine.live import LiveLimits
 from engine.sql.query_result import MAX_CELL_CHARS
+from engine.sql.result_text import result_text
 from engine.sql.sandbox import SqlSandbox
 from tests.live.conftest import LIMITS, ORDERS
-from worker.tools.sql_result_text import result_text
 
 QUERIES = [
     # 3 rows: no summary.

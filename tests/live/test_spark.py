@@ -16,9 +16,9 @@ import pytest
 from engine.live import LiveLimits, open_engine
 from engine.live.spark_sql import check_spark_statement
 from engine.live.statement_check import StatementRefused
+from engine.sql.result_text import result_text
 from engine.sql.sandbox import SqlSandbox
 from shared.outbound import OutboundPolicy
-from worker.tools.sql_result_text import result_text
 
 pytestmark = pytest.mark.slow
 

@@ -13,7 +13,6 @@ from pathlib import Path
 import yaml
 
 from tests.utils.exported_metrics import (
-    BUDGET_METRICS,
     exported_by_sunrise,
     metric_names_in,
     unknown_labels,
@@ -61,7 +60,7 @@ def test_every_query_names_a_metric_sunrise_exports(client):
     for title, expr in queries():
         names = metric_names_in(expr)
         assert names, title
-        unknown = names - set(exported) - BUDGET_METRICS - {"up"}
+        unknown = names - set(exported) - {"up"}
         assert not unknown, (title, unknown)
         assert unknown_labels(expr, exported) == [], title
 

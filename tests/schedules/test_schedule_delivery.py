@@ -213,3 +213,33 @@ def test_a_delivery_taken_over_after_a_crash_sends_only_what_was_not_sent(
     ended = _wait_run(client, auth, sid, run_id)
     assert ended["status"] == "delivered", ended
     assert len(receiver.at("/first")) == 1 and len(receiver.at("/second")) == 2
+
+
+def test_a_tenant_over_its_block_budget_starts_no_scheduled_batch(
+        client, auth, settings, launcher, receiver, fake_llm):
+    """A schedule's run is new work: over a block budget it ends failed, naming the
+    budget, with no batch started and no model call (issue 38 §4)."""
+    from decimal import Decimal
+
+    from shared.db import session_scope
+    from shared.models import LlmCall, new_id
+    from tests.people.helpers import tenant_of
+
+    sid = _schedule(client, auth, receiver, deliver=[
+        {"type": "webhook", "url": f"{receiver.url}/over-budget"}])["schedule_id"]
+    budget = client.patch("/v1/tenant", headers=auth, json={
+        "budget": {"monthly_usd": 1, "on_exceed": "block"}})
+    assert budget.status_code == 200, budget.get_data(as_text=True)
+    tenant_id, _ = tenant_of(settings, auth["Authorization"].split()[1])
+    with session_scope(settings.database_url) as s:
+        s.add(LlmCall(job_id=new_id(), tenant_id=tenant_id, round=0, model="m",
+                      created_at=utcnow(), cost_usd=Decimal("1.5")))
+    try:
+        run_id = client.post(f"/v1/schedules/{sid}/run", headers=auth).get_json()["run_id"]
+        done = _wait_run(client, auth, sid, run_id)
+        assert done["status"] == "failed" and done["batch_id"] is None, done
+        assert "budget" in done["reason"], done
+        assert fake_llm.message_requests() == []
+        assert receiver.at("/over-budget") == []
+    finally:  # the tenant is shared by the module's other tests
+        client.patch("/v1/tenant", headers=auth, json={"budget": None})

@@ -8,10 +8,6 @@ import re
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
-# From the budgets work (issue 38 §4, branch mcp38), which is not merged yet: the lead
-# removes this allowance at merge time, once /metrics exports both names itself.
-BUDGET_METRICS = frozenset({"sunrise_tenant_spend_usd", "sunrise_tenant_budget_usd"})
-
 SUFFIXES = {"counter": ("_total",), "histogram": ("_bucket", "_sum", "_count"),
             "summary": ("_sum", "_count"), "gauge": ("",), "unknown": ("",)}
 METRIC = re.compile(r"\b(sunrise_[a-zA-Z0-9_:]*)")

@@ -10,11 +10,13 @@ temporary directory; no option names a remote repository, so nothing is download
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import socket
 import subprocess
 import time
+import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +32,19 @@ class SparkServer:
     port: int
     pid: int
     log: Path
+    ui_port: int
+
+    def running_jobs(self) -> list[dict]:
+        """The Spark jobs running on the server now, as its own monitoring REST API
+        (the driver's UI, 127.0.0.1 only) lists them: each with ``jobId``, ``name`` and
+        ``jobTags`` (a Connect operation's tags, the engine's ``sunrise-...`` tag among
+        them)."""
+        base = f"http://127.0.0.1:{self.ui_port}/api/v1/applications"
+        with urllib.request.urlopen(base, timeout=60) as resp:
+            (app,) = json.load(resp)
+        url = f"{base}/{app['id']}/jobs?status=running"
+        with urllib.request.urlopen(url, timeout=60) as resp:
+            return json.load(resp)
 
 
 def spark_home() -> Path:
@@ -51,10 +66,13 @@ def _free_port() -> int:
 @contextlib.contextmanager
 def spark_connect_server(workdir: Path) -> Iterator[SparkServer]:
     """Start the server, wait (bounded) until it listens, yield it, stop it by pid."""
-    home, port = spark_home(), _free_port()
+    home, port, ui_port = spark_home(), _free_port(), _free_port()
     log = workdir / "spark-connect.log"
     confs = {
-        "spark.ui.enabled": "false",
+        # The UI only for its REST API (running jobs); bound to SPARK_LOCAL_IP below.
+        "spark.ui.enabled": "true",
+        "spark.ui.port": str(ui_port),
+        "spark.port.maxRetries": "0",
         "spark.sql.shuffle.partitions": "2",
         "spark.connect.grpc.binding.address": "127.0.0.1",
         "spark.connect.grpc.binding.port": str(port),
@@ -76,7 +94,7 @@ def spark_connect_server(workdir: Path) -> Iterator[SparkServer]:
                                    cwd=workdir, start_new_session=True)
     try:
         _wait_ready(process, log, port)
-        yield SparkServer(f"sc://127.0.0.1:{port}", port, process.pid, log)
+        yield SparkServer(f"sc://127.0.0.1:{port}", port, process.pid, log, ui_port)
     finally:
         _stop(process)
 

@@ -6,8 +6,8 @@ import dataclasses
 from typing import Any
 
 from engine.sql.query_result import QueryResult
+from engine.sql.result_text import result_text
 from engine.sql.sandbox import SqlSandbox
-from worker.tools.sql_result_text import result_text
 
 
 @dataclasses.dataclass(frozen=True)

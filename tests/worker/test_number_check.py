@@ -6,8 +6,8 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from engine.sql.query_result import ColumnSummary
+from engine.sql.result_text import format_result
 from worker.answer.number_check import Evidence, check_numbers, evidence_from
-from worker.tools.sql_result_text import format_result
 
 CARRIERS = format_result(
     1, ["carrier", "flights", "avg_delay", "on_time_share"],

@@ -15,10 +15,10 @@ import pytest
 
 from engine.sql.query_result import MAX_CELL_CHARS, MAX_COLUMNS
 from engine.sql.result_sql import _bounded_select, bounded_rows_sql
+from engine.sql.result_text import MAX_TEXT_CHARS, TEXT_BUDGET_CHARS
 from engine.sql.sandbox import KILL_GRACE_S, SqlSandbox
 from shared.text_limits import ERROR_CHARS
 from tests.utils.sql_text import run_shown
-from worker.tools.sql_result_text import MAX_TEXT_CHARS, TEXT_BUDGET_CHARS
 
 pytestmark = pytest.mark.slow
 

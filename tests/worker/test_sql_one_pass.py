@@ -15,9 +15,9 @@ import pytest
 
 from engine.sql import executor as sql_executor
 from engine.sql.executor import DuckDbExecutor
+from engine.sql.result_text import result_text
 from engine.sql.sandbox import SqlSandbox
 from engine.sql.shape import repeats_cheaply
-from worker.tools.sql_result_text import result_text
 
 CHART_ROWS = 200
 RESULT_BYTES = 100_000

@@ -6,7 +6,7 @@ import pytest
 
 from engine.sql.plans import StatementPlan, StatementPlans
 from engine.sql.result_sql import BoundedQuery
-from worker.tools.sql_result_text import result_text
+from engine.sql.result_text import result_text
 
 
 def _plan(sql: str) -> StatementPlan:

@@ -8,7 +8,7 @@ import pytest
 
 from engine.sql.query_result import MAX_CELL_CHARS, ColumnSummary
 from engine.sql.result_sql import read_summary, summary_candidates, summary_sql
-from worker.tools.sql_result_text import format_error, format_result, format_value
+from engine.sql.result_text import format_error, format_result, format_value
 
 
 def test_small_result_lists_every_row_and_no_summary():

@@ -68,7 +68,7 @@ class Evidence:
 
     def add_tool_result(self, text: str) -> None:
         """Take the values of one ``execute_sql`` result text (the format of
-        ``worker/tools/sql_result_text.py``); an ``error: ...`` text holds none."""
+        ``engine/sql/result_text.py``); an ``error: ...`` text holds none."""
         if text.startswith("error:"):
             return
         lines = text.split("\n")

@@ -28,6 +28,7 @@ from engine.datasets import version_path
 from engine.policies import FilterRefused, PolicedQueries, applied_for
 from engine.sql.sandbox import get_sandbox, sandbox_settings
 from shared import batch_rows, tracing
+from shared.budgets import admit_work
 from shared.celery_factory import REPORTS_QUEUE, RUN_ECONOMY_BATCH
 from shared.config import Settings
 from shared.dataset_state import pin_dataset
@@ -91,8 +92,10 @@ class ScheduleRunner:
                 return self._finish(run_id, "skipped", condition_value=value,
                                     reason="the condition is false")
         try:
+            with self.sessions() as s:  # a tenant over a block budget starts no batch
+                admit_work(s, schedule.tenant_id)
             return self._start_batch(schedule, run_id, value)
-        except SunriseError as exc:  # the dataset is gone or not ready
+        except SunriseError as exc:  # over budget, or the dataset is gone or not ready
             return self._finish(run_id, "failed", reason=exc.detail[:500])
 
     def _condition_value(self, schedule: Schedule) -> float:

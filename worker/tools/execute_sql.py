@@ -4,7 +4,7 @@ One ``SqlTool`` per job. A call's input is parsed here; a statement the job alre
 ran (keyed by its exact trimmed text) is answered from the job's cache with the
 identical text and query id; a new one runs in the SQL sandbox within the job's time
 left, gets the next query id (executed queries count from 1) and is rendered as the
-CSV text of ``worker/tools/sql_result_text.py``. Results are kept for charts, and
+CSV text of ``engine/sql/result_text.py``. Results are kept for charts, and
 their text and SQL for the faithfulness check of the answer.
 """
 from __future__ import annotations
@@ -12,8 +12,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from engine.sql.result_text import result_text
 from worker.tools.base import Tool, ToolContext, ToolRun
-from worker.tools.sql_result_text import result_text
 
 DEFINITION: dict[str, Any] = {
     "name": "execute_sql",
