@@ -19,7 +19,8 @@ from shared.models import AuditEntry, ToolCall, iso, utcnow
 ACTIONS = frozenset({
     "job", "user.create", "user.update", "user.delete", "key.create", "key.revoke",
     "dataset.create", "dataset.update", "dataset.delete", "dataset.access", "sign_in",
-    "sign_out",
+    "sign_out", "schedule.create", "schedule.update", "schedule.delete",
+    "verified_query.create", "verified_query.delete",
 })
 
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 from flask import Blueprint
 
 from api.acting import current_principal
+from api.audit_trail import note
 from api.auth import authenticate
+from api.authz import require
 from api.limits import limit_requests
 from api.request_parsing import parse_body, parse_query
 from api.resources import resources
@@ -30,7 +32,9 @@ bp.before_request(limit_requests)
           body=ScheduleCreate, responses={201: ScheduleCreated}, tag="schedules")
 @bp.post("")
 def create_schedule():
-    created = service.create_schedule(resources(), current_principal(), parse_body(ScheduleCreate))
+    principal = require(role="analyst", scope="ask")
+    created = service.create_schedule(resources(), principal, parse_body(ScheduleCreate))
+    note("schedule.create", created["schedule_id"])
     return created, 201, {"Location": created["links"]["self"]}
 
 
@@ -52,15 +56,18 @@ def get_schedule(schedule_id: str):
           body=ScheduleUpdate, responses={200: ScheduleOut}, tag="schedules")
 @bp.patch("/<schedule_id>")
 def update_schedule(schedule_id: str):
-    return service.update_schedule(resources(), current_principal(), schedule_id,
-                                   parse_body(ScheduleUpdate))
+    body = parse_body(ScheduleUpdate)
+    updated = service.update_schedule(resources(), require(scope="ask"), schedule_id, body)
+    note("schedule.update", schedule_id, {"fields": sorted(body.model_fields_set)})
+    return updated
 
 
 @spec.doc("DELETE", "/v1/schedules/{schedule_id}", "Delete a schedule and its runs.",
           responses={204: None}, tag="schedules")
 @bp.delete("/<schedule_id>")
 def delete_schedule(schedule_id: str):
-    service.delete_schedule(resources(), current_principal(), schedule_id)
+    service.delete_schedule(resources(), require(scope="ask"), schedule_id)
+    note("schedule.delete", schedule_id)
     return "", 204
 
 
@@ -68,7 +75,7 @@ def delete_schedule(schedule_id: str):
           responses={202: RunOut}, tag="schedules")
 @bp.post("/<schedule_id>/run")
 def run_now(schedule_id: str):
-    return service.run_now(resources(), current_principal(), schedule_id), 202
+    return service.run_now(resources(), require(scope="ask"), schedule_id), 202
 
 
 @spec.doc("GET", "/v1/schedules/{schedule_id}/runs", "The schedule's runs, newest first.",

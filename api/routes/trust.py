@@ -4,7 +4,9 @@ from __future__ import annotations
 from flask import Blueprint
 
 from api.acting import current_principal
+from api.audit_trail import note
 from api.auth import authenticate
+from api.authz import check_owned, require
 from api.limits import limit_requests
 from api.request_parsing import parse_body, parse_query
 from api.resources import resources
@@ -19,7 +21,9 @@ from api.schemas.trust import (
 )
 from api.services import feedback as feedback_service
 from api.services import verified_queries as vq_service
+from api.services.datasets import check_usable
 from api.spec import spec
+from shared.models import Job
 
 bp = Blueprint("trust", __name__, url_prefix="/v1")
 bp.before_request(authenticate)
@@ -31,6 +35,7 @@ bp.before_request(limit_requests)
           body=FeedbackCreate, responses={201: FeedbackOut, 409: None}, tag="feedback")
 @bp.post("/jobs/<job_id>/feedback")
 def rate_job(job_id: str):
+    check_owned(Job, job_id, "job")
     body = parse_body(FeedbackCreate)
     return feedback_service.rate_job(resources(), current_principal(), job_id, body.rating,
                                      body.comment), 201
@@ -41,8 +46,9 @@ def rate_job(job_id: str):
           query=FeedbackQuery, responses={200: FeedbackList, 403: None}, tag="feedback")
 @bp.get("/datasets/<dataset_id>/feedback")
 def list_feedback(dataset_id: str):
+    principal = require(role="admin")
     query = parse_query(FeedbackQuery)
-    return feedback_service.list_feedback(resources(), current_principal(), dataset_id,
+    return feedback_service.list_feedback(resources(), principal, dataset_id,
                                           query.rating, query.from_)
 
 
@@ -52,15 +58,19 @@ def list_feedback(dataset_id: str):
           responses={201: VerifiedQueryOut, 403: None, 422: None}, tag="feedback")
 @bp.post("/datasets/<dataset_id>/verified-queries")
 def add_verified_query(dataset_id: str):
+    principal = require(role="admin", scope="datasets")
     body = parse_body(VerifiedQueryCreate)
-    return vq_service.add_verified_query(resources(), current_principal(), dataset_id,
-                                         body.question, body.sql, body.from_job_id), 201
+    created = vq_service.add_verified_query(resources(), principal, dataset_id, body.question,
+                                            body.sql, body.from_job_id)
+    note("verified_query.create", created["verified_query_id"], {"dataset_id": dataset_id})
+    return created, 201
 
 
 @spec.doc("GET", "/v1/datasets/{dataset_id}/verified-queries", "The dataset's verified "
           "queries.", responses={200: VerifiedQueryList}, tag="feedback")
 @bp.get("/datasets/<dataset_id>/verified-queries")
 def list_verified_queries(dataset_id: str):
+    check_usable(resources(), current_principal(), dataset_id)
     return vq_service.list_verified_queries(resources(), current_principal(), dataset_id)
 
 
@@ -68,5 +78,7 @@ def list_verified_queries(dataset_id: str):
           "a verified query.", responses={204: None, 403: None}, tag="feedback")
 @bp.delete("/datasets/<dataset_id>/verified-queries/<vq_id>")
 def delete_verified_query(dataset_id: str, vq_id: str):
-    vq_service.delete_verified_query(resources(), current_principal(), dataset_id, vq_id)
+    vq_service.delete_verified_query(resources(), require(role="admin", scope="datasets"),
+                                     dataset_id, vq_id)
+    note("verified_query.delete", vq_id, {"dataset_id": dataset_id})
     return "", 204

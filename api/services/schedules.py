@@ -14,6 +14,7 @@ from sqlalchemy.exc import IntegrityError
 
 from api.resources import Resources
 from api.schemas.schedules import ScheduleCreate, ScheduleUpdate
+from api.services.datasets import check_usable
 from engine.sql.sandbox import read_statement_problem
 from shared.celery_factory import REPORTS_QUEUE, RUN_SCHEDULE
 from shared.cron_schedule import CronSchedule
@@ -30,10 +31,13 @@ _SPEC_FIELDS = ("questions", "dataset_id", "conversation", "mode", "format", "de
 LAST_RUNS = 5
 
 
-def _check(res: Resources, fields: dict[str, Any]) -> CronSchedule:
+def _check(res: Resources, principal: Principal, fields: dict[str, Any],
+           new_dataset: bool = True) -> CronSchedule:
     """Everything a schema cannot check: the cron and zone, the condition's SQL, the
-    delivery targets against the outbound policy. Raises ValidationFailed naming the
-    field."""
+    delivery targets against the outbound policy (ValidationFailed naming the field);
+    a ``new_dataset`` not shared with ``principal`` (NotFound, as for an unknown id)."""
+    if new_dataset and fields.get("dataset_id") is not None:
+        check_usable(res, principal, fields["dataset_id"])
     schedule = CronSchedule.parse(fields["cron"], fields["timezone"])
     if fields.get("mode") == "economy" and fields.get("conversation") == "shared":
         raise ValidationFailed("mode: economy mode answers questions side by side; it "
@@ -69,7 +73,7 @@ def create_schedule(res: Resources, principal: Principal, body: ScheduleCreate) 
     paused). Returns ``schedule_id``, ``next_run_at``, the signing ``secret`` (shown
     this once) and links."""
     fields = body.model_dump()
-    cron = _check(res, fields)
+    cron = _check(res, principal, fields)
     now = utcnow()
     schedule = Schedule(
         id=new_id(), tenant_id=principal.tenant_id, user_id=principal.user_id,
@@ -109,7 +113,7 @@ def update_schedule(res: Resources, principal: Principal, schedule_id: str,
         schedule = _load(s, principal, schedule_id)
         fields = {**schedule.spec, "name": schedule.name, "cron": schedule.cron,
                   "timezone": schedule.timezone, "paused": schedule.paused, **given}
-        cron = _check(res, fields)
+        cron = _check(res, principal, fields, new_dataset="dataset_id" in given)
         timing = (cron.cron, cron.timezone, fields["paused"]) != (
             schedule.cron, schedule.timezone, schedule.paused)
         schedule.name = fields["name"].strip()

@@ -28,3 +28,12 @@ def key_for(settings, tenant_name: str, *, scopes=None, user_id: int | None = No
 
 def acting(auth: dict, external_id: str) -> dict:
     return {**auth, "Sunrise-User": external_id}
+
+
+def team(settings, auth: dict) -> tuple[int, str, dict[str, int]]:
+    """(tenant id, tenant name, user ids by external id) for ``auth``'s tenant with two
+    analysts ``ann`` and ``bob``, a viewer ``vic`` and an admin ``ada``."""
+    tenant_id, name = tenant_of(settings, auth["Authorization"].split()[1])
+    ids = {ext: make_user(settings, tenant_id, ext, role) for ext, role in
+           [("ann", "analyst"), ("bob", "analyst"), ("vic", "viewer"), ("ada", "admin")]}
+    return tenant_id, name, ids

@@ -1,10 +1,12 @@
 """Running one slot of a schedule, and delivering its report.
 
-``run``: the condition (when set) runs in the SQL sandbox on the dataset, no model call;
-a false comparison ends the run ``skipped`` with the value recorded. Otherwise the run
-becomes a batch (today's engine: fan-out, report assembly, usage counted for the
-tenant), its id set on the run in the batch's own transaction, guarded so a second
-message starts no second batch.
+``run`` (traced as ``schedule_run``, its outcome the run's status after): the condition
+(when set) runs in the SQL sandbox on the dataset, no model call; a false comparison ends
+the run ``skipped`` with the value recorded. Otherwise the run becomes a batch (today's
+engine: fan-out, report assembly, usage counted for the tenant; the batch and its jobs
+belong to the schedule's user, so row policies, dataset access and the job audit apply
+to them; a dataset no longer shared with that user fails the run), its id set on the
+run in the batch's own transaction, guarded so a second message starts no second batch.
 
 ``deliver``: once the batch's report is assembled (``on_batch_assembled``, the batch
 coordinator's hook), the report goes to every target. The delivery is claimed on the
@@ -23,8 +25,9 @@ from celery import Celery
 from sqlalchemy import or_, select, update
 
 from engine.datasets import version_path
+from engine.policies import FilterRefused, PolicedQueries, applied_for
 from engine.sql.sandbox import get_sandbox, sandbox_settings
-from shared import batch_rows
+from shared import batch_rows, tracing
 from shared.budgets import admit_work
 from shared.celery_factory import REPORTS_QUEUE, RUN_ECONOMY_BATCH
 from shared.config import Settings
@@ -36,6 +39,7 @@ from shared.events import EventSink
 from shared.job_view import job_to_dict
 from shared.metrics import get_metrics
 from shared.models import Batch, Dataset, Job, Schedule, ScheduleRun, utcnow
+from shared.principal import principal_for_job
 from shared.reports.document import unpack
 from shared.schedules.condition import first_number, holds
 from shared.schedules.targets import describe
@@ -68,6 +72,12 @@ class ScheduleRunner:
                 return None
             if run.status != "running" or run.batch_id is not None:
                 return run.status
+        with tracing.schedule_run(schedule.id, str(schedule.tenant_id)) as span:
+            status = self._run(schedule, run_id)
+            tracing.record_outcome(span, status)
+        return status
+
+    def _run(self, schedule: Schedule, run_id: str) -> str:
         condition = schedule.spec.get("condition")
         value = None
         if condition:
@@ -89,18 +99,28 @@ class ScheduleRunner:
             return self._finish(run_id, "failed", reason=exc.detail[:500])
 
     def _condition_value(self, schedule: Schedule) -> float:
+        """The condition's number, as the schedule's user may see the data: the
+        dataset's row policies and masks binding them apply to its SQL too."""
         sql = schedule.spec["condition"]["sql"]
         with self.sessions() as s:
+            principal = principal_for_job(s, schedule)
             dataset_id, version = pin_dataset(s, schedule.tenant_id,
-                                              schedule.spec.get("dataset_id"))
-            mode = s.scalar(select(Dataset.mode).where(Dataset.id == dataset_id)) \
-                if dataset_id else "snapshot"
-        if mode == "live":
+                                              schedule.spec.get("dataset_id"), principal)
+            row = s.execute(select(Dataset.mode, Dataset.policies, Dataset.masks)
+                            .where(Dataset.id == dataset_id)).first() if dataset_id else None
+        if row is not None and row.mode == "live":
             raise ValueError("a condition on a live dataset is not supported yet")
         path = (version_path(self.settings.data_dir, dataset_id, version)
                 if dataset_id else self.settings.duckdb_path)
-        result = get_sandbox(path, **sandbox_settings(self.settings)).run(
-            sql, label=f"schedule {schedule.id} condition")
+        sandbox = get_sandbox(path, **sandbox_settings(self.settings))
+        applied = applied_for(row.policies, row.masks, principal) if row is not None else None
+        if applied is not None and not applied.empty:
+            try:
+                sandbox = PolicedQueries(sandbox, applied)
+            except FilterRefused as exc:
+                raise ValueError(f"a row policy of the dataset cannot be applied ({exc})") \
+                    from None
+        result = sandbox.run(sql, label=f"schedule {schedule.id} condition")
         if result.is_error:
             raise ValueError(result.error or "the SQL failed")
         return first_number(result.rows, result.columns)
@@ -114,7 +134,9 @@ class ScheduleRunner:
                     model=self.settings.model, title=schedule.name,
                     mode=spec.get("mode", "standard"),
                     conversation=spec.get("conversation", "separate"),
-                    dataset=pin_dataset(s, schedule.tenant_id, spec.get("dataset_id")))
+                    dataset=pin_dataset(s, schedule.tenant_id, spec.get("dataset_id"),
+                                        principal_for_job(s, schedule)),
+                    user_id=schedule.user_id)
                 taken = s.execute(update(ScheduleRun).where(
                     ScheduleRun.id == run_id, ScheduleRun.batch_id.is_(None),
                     ScheduleRun.status == "running").values(
