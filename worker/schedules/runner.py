@@ -1,6 +1,8 @@
 """Running one slot of a schedule, and delivering its report.
 
-``run``: the condition (when set) runs in the SQL sandbox on the dataset, no model call;
+``run``: the condition (when set) runs in the SQL sandbox on the dataset, no model call,
+as the schedule's owner (``schedules.user_id``; none: the tenant) -- under the row
+policies and masks binding them, on a dataset granted to them, as their jobs would be;
 a false comparison ends the run ``skipped`` with the value recorded. Otherwise the run
 becomes a batch (today's engine: fan-out, report assembly, usage counted for the
 tenant), its id set on the run in the batch's own transaction, guarded so a second
@@ -23,6 +25,7 @@ from celery import Celery
 from sqlalchemy import or_, select, update
 
 from engine.datasets import version_path
+from engine.policies import FilterRefused, stored_policies
 from engine.sql.sandbox import get_sandbox, sandbox_settings
 from shared import batch_rows
 from shared.budgets import admit_work
@@ -36,6 +39,7 @@ from shared.events import EventSink
 from shared.job_view import job_to_dict
 from shared.metrics import get_metrics
 from shared.models import Batch, Dataset, Job, Schedule, ScheduleRun, utcnow
+from shared.principal import principal_for_job
 from shared.reports.document import unpack
 from shared.schedules.condition import first_number, holds
 from shared.schedules.targets import describe
@@ -91,16 +95,22 @@ class ScheduleRunner:
     def _condition_value(self, schedule: Schedule) -> float:
         sql = schedule.spec["condition"]["sql"]
         with self.sessions() as s:
+            owner = principal_for_job(s, schedule)  # its user as they are now, or the tenant
             dataset_id, version = pin_dataset(s, schedule.tenant_id,
-                                              schedule.spec.get("dataset_id"))
+                                              schedule.spec.get("dataset_id"), owner)
             mode = s.scalar(select(Dataset.mode).where(Dataset.id == dataset_id)) \
                 if dataset_id else "snapshot"
+            rules = stored_policies(s, dataset_id, version, owner) if mode != "live" else None
         if mode == "live":
             raise ValueError("a condition on a live dataset is not supported yet")
         path = (version_path(self.settings.data_dir, dataset_id, version)
                 if dataset_id else self.settings.duckdb_path)
-        result = get_sandbox(path, **sandbox_settings(self.settings)).run(
-            sql, label=f"schedule {schedule.id} condition")
+        handle = get_sandbox(path, **sandbox_settings(self.settings))
+        try:
+            handle = rules.police(handle) if rules is not None else handle
+        except FilterRefused as exc:
+            raise ValueError(f"a row policy of the dataset cannot be applied ({exc})") from None
+        result = handle.run(sql, label=f"schedule {schedule.id} condition")
         if result.is_error:
             raise ValueError(result.error or "the SQL failed")
         return first_number(result.rows, result.columns)
