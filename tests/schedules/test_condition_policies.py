@@ -5,6 +5,7 @@ as the tenant's jobs do. Real import on the worker, the real sandbox, the real r
 from __future__ import annotations
 
 import pytest
+from sqlalchemy import select
 
 from shared.db import session_scope
 from shared.events import EventLog
@@ -81,3 +82,46 @@ def test_a_condition_reading_around_the_policy_fails_the_run(client, auth, setti
     assert runner.run(run_id) == "failed"
     (run,) = client.get(f"/v1/schedules/{sid}/runs", headers=as_analyst).get_json()["runs"]
     assert run["condition_value"] is None and "row policies" in run["reason"], run
+
+
+def test_the_report_runs_as_the_owner_and_not_on_a_dataset_no_longer_granted(
+        client, auth, settings, tenant_key, dataset_id):
+    """The run's batch and jobs belong to the owner (the worker then applies the owner's
+    policies to each job, tests/policies/test_policed_jobs.py); once the dataset is no
+    longer granted to them, a run fails naming it and starts nothing."""
+    from shared.models import Batch, Job
+
+    tenant_id, _name = tenant_of(settings, tenant_key)
+    user_id = make_user(settings, tenant_id, "eu-analyst", "analyst", attributes={"region": "EU"})
+    as_analyst = {**auth, "Sunrise-User": "eu-analyst"}
+    response = client.post("/v1/schedules", headers=as_analyst, json={
+        "name": "Report", "questions": ["Revenue?", "Top region?"], "cron": "0 7 * * 1",
+        "timezone": "UTC", "dataset_id": dataset_id,
+        "deliver": [{"type": "webhook", "url": "http://127.0.0.1:9/h"}],
+        "condition": {"sql": "SELECT sum(amount) FROM sales", "op": ">", "value": 1}})
+    assert response.status_code == 201, response.get_data(as_text=True)
+    sid = response.get_json()["schedule_id"]
+    runner = ScheduleRunner(settings, None, EventLog(redis_for(settings.redis_url)))
+
+    def run_once() -> ScheduleRun:
+        with session_scope(settings.database_url) as s:
+            run_id = new_id()
+            s.add(ScheduleRun(id=run_id, schedule_id=sid, tenant_id=tenant_id, slot=utcnow(),
+                              manual=True, status="running", created_at=utcnow()))
+        runner.run(run_id)
+        with session_scope(settings.database_url) as s:
+            run = s.get(ScheduleRun, run_id)
+            s.expunge(run)
+            return run
+
+    run = run_once()
+    assert run.status == "running" and run.condition_value == EU_TOTAL, run.reason
+    with session_scope(settings.database_url) as s:
+        assert s.get(Batch, run.batch_id).user_id == user_id
+        owners = set(s.scalars(select(Job.user_id).where(Job.batch_id == run.batch_id)))
+    assert owners == {user_id}
+    assert client.patch(f"/v1/datasets/{dataset_id}", headers=auth,
+                        json={"access": {"groups": ["finance"]}}).status_code == 200
+    refused = run_once()
+    assert refused.status == "failed" and refused.batch_id is None
+    assert refused.reason.startswith(f"condition: No dataset {dataset_id}"), refused.reason

@@ -5,7 +5,8 @@ as the schedule's owner (``schedules.user_id``; none: the tenant) -- under the r
 policies and masks binding them, on a dataset granted to them, as their jobs would be;
 a false comparison ends the run ``skipped`` with the value recorded. Otherwise the run
 becomes a batch (today's engine: fan-out, report assembly, usage counted for the
-tenant), its id set on the run in the batch's own transaction, guarded so a second
+tenant; its jobs belong to the owner, so the worker applies the owner's row policies
+to them), its id set on the run in the batch's own transaction, guarded so a second
 message starts no second batch.
 
 ``deliver``: once the batch's report is assembled (``on_batch_assembled``, the batch
@@ -118,13 +119,15 @@ class ScheduleRunner:
     def _start_batch(self, schedule: Schedule, run_id: str, value: float | None) -> str:
         spec = schedule.spec
         try:
-            with self.sessions.begin() as s:
+            with self.sessions.begin() as s:  # its jobs run as the owner, under their policies
                 batch = batch_rows.create_batch(
                     s, tenant_id=schedule.tenant_id, questions=spec["questions"],
                     model=self.settings.model, title=schedule.name,
                     mode=spec.get("mode", "standard"),
                     conversation=spec.get("conversation", "separate"),
-                    dataset=pin_dataset(s, schedule.tenant_id, spec.get("dataset_id")))
+                    dataset=pin_dataset(s, schedule.tenant_id, spec.get("dataset_id"),
+                                        principal_for_job(s, schedule)),
+                    user_id=schedule.user_id)
                 taken = s.execute(update(ScheduleRun).where(
                     ScheduleRun.id == run_id, ScheduleRun.batch_id.is_(None),
                     ScheduleRun.status == "running").values(
