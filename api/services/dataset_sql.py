@@ -7,6 +7,11 @@ statement, time and memory capped, in a process of its own) on the dataset's cur
 version, opened for the call and closed after it, as the example check does
 (``api/example_check.py``); its text is ``engine/sql/result_text.py``'s. Live datasets
 are refused for now: their queries run through the worker's live engines.
+
+The caller reads what their jobs would: a dataset whose ``access`` does not grant them is
+NotFound (``pin_dataset`` with the principal), and the dataset's row policies and masks
+binding them rewrite the statement (``engine.policies.stored_policies``, the worker's
+rules), so neither the rows nor the text carry hidden rows or masked values.
 """
 from __future__ import annotations
 
@@ -17,6 +22,7 @@ import duckdb
 from sqlalchemy import select
 
 from engine.datasets import version_path
+from engine.policies import FilterRefused, StoredPolicies, stored_policies
 from engine.sql.result_text import result_text
 from engine.sql.sandbox import SqlSandbox, sandbox_settings
 from shared.dataset_state import pin_dataset
@@ -45,11 +51,17 @@ def run_dataset_sql(res, principal: Principal, dataset_id: str | None, sql: str)
     if len(sql) > MAX_SQL_CHARS:
         raise ValidationFailed(f"sql: at most {MAX_SQL_CHARS} characters.")
     with res.session() as s:
-        pinned, version = pin_dataset(s, principal.tenant_id, dataset_id)
+        pinned, version = pin_dataset(s, principal.tenant_id, dataset_id, principal)
         mode = s.scalar(select(Dataset.mode).where(Dataset.id == pinned)) if pinned else None
-    if mode == "live":
-        raise Conflict(f"Dataset {pinned} is live; run_sql runs on snapshot datasets only. "
-                       "Ask a question instead (ask).")
+        if mode == "live":
+            raise Conflict(f"Dataset {pinned} is live; run_sql runs on snapshot datasets "
+                           "only. Ask a question instead (ask).")
+        rules = stored_policies(s, pinned, version, principal)
+    return _run(res, rules, pinned, version, sql)
+
+
+def _run(res, rules: StoredPolicies | None, pinned: str | None, version: int | None,
+         sql: str) -> dict[str, Any]:
     settings = res.settings
     path = (version_path(settings.data_dir, pinned, version) if pinned
             else settings.duckdb_path)
@@ -60,7 +72,12 @@ def run_dataset_sql(res, principal: Principal, dataset_id: str | None, sql: str)
         raise ServiceUnavailable("The dataset cannot be opened right now; try again.",
                                  retry_after=5) from None
     try:
-        result = sandbox.run(sql.strip(), label=f"run_sql dataset {pinned}")
+        try:
+            handle = rules.police(sandbox) if rules is not None else sandbox
+        except FilterRefused as exc:
+            raise Conflict(f"A row policy of dataset {pinned} cannot be applied ({exc}); "
+                           "an admin must correct it.") from None
+        result = handle.run(sql.strip(), label=f"run_sql dataset {pinned}")
     finally:
         sandbox.close()
     text = result_text(result, 1, settings.tool_result_format, settings.tool_result_max_rows)

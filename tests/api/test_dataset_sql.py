@@ -60,3 +60,102 @@ def test_without_the_datasets_scope_it_is_forbidden(app, settings, dataset_id):
     with app.app_context(), pytest.raises(Forbidden, match="datasets"):
         run_dataset_sql(resources(), Principal(tenant_id=1, scopes=frozenset({"ask"})),
                         dataset_id, "SELECT 1")
+
+
+
+# -- row policies, masks and access: run_sql reads what the caller's jobs would ---------
+
+POLICED = ("region,amount,customer\n"
+           + "".join(f"{r},{i * 10},cust-{r}-{i}\n" for i in range(1, 4) for r in ("EU", "US", "APAC")))
+
+
+def _viewer(tenant_id: int, groups=("sales",)) -> Principal:
+    return Principal(tenant_id=tenant_id, user_id=9, external_id="eu-1", role="viewer",
+                     groups=groups, attributes={"region": "EU"},
+                     scopes=frozenset({"ask", "datasets"}))
+
+
+@pytest.fixture
+def policed(client, auth, settings, tenant_key) -> tuple[str, int]:
+    """A dataset under ``region = {user.region}`` with ``customer`` redacted, and its tenant
+    (with the viewers ``eu-1``, group sales, and ``eu-2``, group finance, both in EU)."""
+    from tests.people.helpers import make_user, tenant_of
+
+    created = upload(client, auth, "policed", ("sales.csv", POLICED))
+    dataset_id = wait_imported(client, auth, created.get_json()["dataset_id"])["dataset_id"]
+    response = client.patch(f"/v1/datasets/{dataset_id}", headers=auth, json={
+        "policies": [{"table": "sales", "filter": "region = {user.region}"}],
+        "masks": [{"table": "sales", "column": "customer", "mask": "redact"}]})
+    assert response.status_code == 200, response.get_data(as_text=True)
+    tenant_id, _name = tenant_of(settings, tenant_key)
+    for external_id, group in (("eu-1", "sales"), ("eu-2", "finance")):
+        make_user(settings, tenant_id, external_id, "viewer", groups=(group,),
+                  attributes={"region": "EU"})
+    return dataset_id, tenant_id
+
+
+def _sql(client, auth, dataset_id, sql, user: str | None = None):
+    headers = {**auth, "Sunrise-User": user} if user else auth
+    return client.post(f"/v1/datasets/{dataset_id}/sql", headers=headers, json={"sql": sql})
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT * FROM sales ORDER BY amount",
+    "SELECT region, sum(amount) AS total, string_agg(customer, '|') AS c FROM sales GROUP BY 1",
+    "SELECT * FROM sales s1 WHERE EXISTS (SELECT 1 FROM sales s2 WHERE s2.region <> s1.region)"
+    " UNION ALL SELECT * FROM sales"])
+def test_a_viewer_under_a_policy_reads_only_their_rows_and_masked_values(
+        client, auth, policed, sql):
+    dataset_id, _tenant = policed
+    owner = _sql(client, auth, dataset_id, sql)
+    assert owner.status_code == 200 and "cust-US" in owner.get_json()["text"]  # exempt
+    response = _sql(client, auth, dataset_id, sql, "eu-1")
+    assert response.status_code == 200, response.get_data(as_text=True)
+    text = response.get_json()["text"]
+    assert "EU" in text and "[redacted]" in text, text
+    for hidden in ("US", "APAC", "cust-"):
+        assert hidden not in text, (hidden, text)
+
+
+def test_a_viewer_under_a_policy_cannot_read_around_it(client, auth, policed):
+    dataset_id, _tenant = policed
+    for sql in ("SUMMARIZE sales", "SELECT * FROM information_schema.tables",
+                "SELECT * FROM duckdb_tables()"):
+        response = _sql(client, auth, dataset_id, sql, "eu-1")
+        assert response.status_code == 422, (sql, response.get_data(as_text=True))
+        assert "row policies" in response.get_json()["detail"]
+    failed = _sql(client, auth, dataset_id, "SELECT CAST(region AS INT) FROM sales", "eu-1")
+    assert failed.status_code == 422 and "US" not in failed.get_data(as_text=True)
+
+
+def test_a_dataset_not_granted_is_a_404_for_run_sql(client, auth, policed):
+    dataset_id, _tenant = policed
+    assert client.patch(f"/v1/datasets/{dataset_id}", headers=auth,
+                        json={"access": {"groups": ["finance"]}}).status_code == 200
+    response = _sql(client, auth, dataset_id, "SELECT 1", "eu-1")
+    assert response.status_code == 404, response.get_data(as_text=True)
+    granted = _sql(client, auth, dataset_id, "SELECT count(*) AS n FROM sales", "eu-2")
+    assert granted.status_code == 200 and granted.get_json()["text"].splitlines()[2] == "3"
+
+
+def test_the_mcp_backend_refuses_what_is_not_granted_and_polices_the_rest(app, client, auth,
+                                                                       policed):
+    """The MCP ``run_sql`` tool's in-process backend, called with the request's principal
+    (the default dataset included: it is not reached around ``access``)."""
+    from api.mcp.in_process import InProcessBackend
+    from api.resources import resources
+    from shared.errors import NotFound
+
+    dataset_id, tenant_id = policed
+    assert client.patch(f"/v1/datasets/{dataset_id}", headers=auth,
+                        json={"default": True}).status_code == 200
+    with app.app_context():
+        backend = InProcessBackend(resources(), _viewer(tenant_id), call=None)
+        text = backend.run_sql(dataset_id, "SELECT customer, region FROM sales")["text"]
+        assert "[redacted]" in text and "EU" in text
+        assert "US" not in text and "cust-" not in text, text
+        assert client.patch(f"/v1/datasets/{dataset_id}", headers=auth,
+                            json={"access": {"groups": ["finance"]}}).status_code == 200
+        for target in (dataset_id, None):
+            with pytest.raises(NotFound):
+                run_dataset_sql(resources(), _viewer(tenant_id), target, "SELECT 1")

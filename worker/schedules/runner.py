@@ -1,12 +1,14 @@
 """Running one slot of a schedule, and delivering its report.
 
-``run`` (traced as ``schedule_run``, its outcome the run's status after): the condition
-(when set) runs in the SQL sandbox on the dataset, no model call; a false comparison ends
-the run ``skipped`` with the value recorded. Otherwise the run becomes a batch (today's
-engine: fan-out, report assembly, usage counted for the tenant; the batch and its jobs
-belong to the schedule's user, so row policies, dataset access and the job audit apply
-to them; a dataset no longer shared with that user fails the run), its id set on the
-run in the batch's own transaction, guarded so a second message starts no second batch.
+``run`` (traced as ``schedule_run``, its outcome the run's status after): the
+condition (when set) runs in the SQL sandbox on the dataset, no model call,
+as the schedule's owner (``schedules.user_id``; none: the tenant) -- under the row
+policies and masks binding them, on a dataset granted to them, as their jobs would be;
+a false comparison ends the run ``skipped`` with the value recorded. Otherwise the run
+becomes a batch (today's engine: fan-out, report assembly, usage counted for the
+tenant; its jobs belong to the owner, so the worker applies the owner's row policies
+to them), its id set on the run in the batch's own transaction, guarded so a second
+message starts no second batch.
 
 ``deliver``: once the batch's report is assembled (``on_batch_assembled``, the batch
 coordinator's hook), the report goes to every target. The delivery is claimed on the
@@ -25,7 +27,7 @@ from celery import Celery
 from sqlalchemy import or_, select, update
 
 from engine.datasets import version_path
-from engine.policies import FilterRefused, PolicedQueries, applied_for
+from engine.policies import FilterRefused, stored_policies
 from engine.sql.sandbox import get_sandbox, sandbox_settings
 from shared import batch_rows, tracing
 from shared.budgets import admit_work
@@ -103,24 +105,22 @@ class ScheduleRunner:
         dataset's row policies and masks binding them apply to its SQL too."""
         sql = schedule.spec["condition"]["sql"]
         with self.sessions() as s:
-            principal = principal_for_job(s, schedule)
+            owner = principal_for_job(s, schedule)  # its user as they are now, or the tenant
             dataset_id, version = pin_dataset(s, schedule.tenant_id,
-                                              schedule.spec.get("dataset_id"), principal)
-            row = s.execute(select(Dataset.mode, Dataset.policies, Dataset.masks)
-                            .where(Dataset.id == dataset_id)).first() if dataset_id else None
-        if row is not None and row.mode == "live":
+                                              schedule.spec.get("dataset_id"), owner)
+            mode = s.scalar(select(Dataset.mode).where(Dataset.id == dataset_id)) \
+                if dataset_id else "snapshot"
+            rules = stored_policies(s, dataset_id, version, owner) if mode != "live" else None
+        if mode == "live":
             raise ValueError("a condition on a live dataset is not supported yet")
         path = (version_path(self.settings.data_dir, dataset_id, version)
                 if dataset_id else self.settings.duckdb_path)
-        sandbox = get_sandbox(path, **sandbox_settings(self.settings))
-        applied = applied_for(row.policies, row.masks, principal) if row is not None else None
-        if applied is not None and not applied.empty:
-            try:
-                sandbox = PolicedQueries(sandbox, applied)
-            except FilterRefused as exc:
-                raise ValueError(f"a row policy of the dataset cannot be applied ({exc})") \
-                    from None
-        result = sandbox.run(sql, label=f"schedule {schedule.id} condition")
+        handle = get_sandbox(path, **sandbox_settings(self.settings))
+        try:
+            handle = rules.police(handle) if rules is not None else handle
+        except FilterRefused as exc:
+            raise ValueError(f"a row policy of the dataset cannot be applied ({exc})") from None
+        result = handle.run(sql, label=f"schedule {schedule.id} condition")
         if result.is_error:
             raise ValueError(result.error or "the SQL failed")
         return first_number(result.rows, result.columns)
@@ -128,7 +128,7 @@ class ScheduleRunner:
     def _start_batch(self, schedule: Schedule, run_id: str, value: float | None) -> str:
         spec = schedule.spec
         try:
-            with self.sessions.begin() as s:
+            with self.sessions.begin() as s:  # its jobs run as the owner, under their policies
                 batch = batch_rows.create_batch(
                     s, tenant_id=schedule.tenant_id, questions=spec["questions"],
                     model=self.settings.model, title=schedule.name,
