@@ -4,9 +4,8 @@ nothing."""
 from __future__ import annotations
 
 import pytest
-from flask import g
 
-from shared.principal import Principal
+from tests.people.helpers import key_for, make_user, tenant_of
 from tests.utils.datasets import upload, wait_imported
 
 pytestmark = pytest.mark.usefixtures("celery_worker")
@@ -15,17 +14,29 @@ SALES = "region,amount,customer\nEU,10,a\nUS,20,b\nAPAC,30,c\nEU,40,d\n"
 POLICY = {"table": "sales", "filter": "region = {user.region}"}
 
 
-@pytest.fixture
-def acting(app):
-    """Who the next requests act as (None: the tenant's key, an owner), set the way the
-    people work's authentication sets ``g.principal``."""
-    who: dict = {"role": None}
+class _Acting(dict):
+    """Setting ``["role"]`` switches ``auth`` in place to a personal key of a user with that
+    role (None: back to the tenant's key, an owner), authenticated as any request is."""
 
-    @app.before_request
-    def act():
-        if who["role"] is not None:
-            g.principal = Principal(tenant_id=0, user_id=5, role=who["role"])
-    return who
+    def __init__(self, settings, auth: dict):
+        super().__init__(role=None)
+        self._settings, self._auth, self._owner, self._keys = settings, auth, dict(auth), {}
+
+    def __setitem__(self, name, role):
+        super().__setitem__(name, role)
+        if role is not None and role not in self._keys:
+            tenant_id, tenant_name = tenant_of(self._settings, self._owner["Authorization"]
+                                               .removeprefix("Bearer "))
+            user_id = make_user(self._settings, tenant_id, f"{role}@example.com", role=role)
+            self._keys[role] = key_for(self._settings, tenant_name, user_id=user_id)
+        self._auth.clear()
+        self._auth.update(self._owner if role is None else self._keys[role])
+
+
+@pytest.fixture
+def acting(settings, auth):
+    """Who the next requests act as, set through the people work's real authentication."""
+    return _Acting(settings, auth)
 
 
 @pytest.fixture

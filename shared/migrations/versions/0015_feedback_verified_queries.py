@@ -70,7 +70,7 @@ def downgrade() -> None:
     with op.batch_alter_table('jobs', schema=None) as batch_op:
         batch_op.drop_column('clarification')
         batch_op.drop_column('verified')
-    op.drop_index('ix_verified_queries_dataset', table_name='verified_queries')
+    # Dropping a table drops its indexes; dropping the index first fails on
+    # MariaDB, where it backs the dataset foreign key (error 1553).
     op.drop_table('verified_queries')
-    op.drop_index('ix_job_feedback_dataset', table_name='job_feedback')
     op.drop_table('job_feedback')
