@@ -117,7 +117,11 @@ def patch_dataset(dataset_id: str):
             body.access.model_dump() if body.access else None, actor(), principal.user_id)
     changed = sorted(body.model_fields_set - {"access"})
     if changed:
-        note("dataset.update", dataset_id, {"fields": changed})
+        details = {"fields": changed}
+        for rules in ("policies", "masks"):  # what a user may see: recorded as set
+            if rules in body.model_fields_set:
+                details[rules] = [r.model_dump() for r in getattr(body, rules) or []]
+        note("dataset.update", dataset_id, details)
     return (view, 202, {"Location": view["links"]["self"]}) if reimporting else view
 
 

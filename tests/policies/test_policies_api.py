@@ -59,6 +59,11 @@ def test_an_admin_sets_policies_and_masks_and_they_are_shown(client, auth, datas
     assert view["masks"] == [{**mask, "groups": None, "exempt_admins": True}]
     cleared = _patch(client, auth, dataset_id, {"policies": []}).get_json()
     assert cleared["policies"] == [] and cleared["masks"] == view["masks"]
+    # Each change of what users may see is in the audit log, with the rules as set.
+    audit = client.get("/v1/audit?action=dataset.update", headers=auth).get_json()["items"]
+    changes = [e["details"] for e in audit if e["target"] == dataset_id]
+    assert changes[0]["policies"] == view["policies"] and changes[0]["masks"] == view["masks"]
+    assert changes[1] == {"fields": ["policies"], "policies": []}
 
 
 @pytest.mark.parametrize("policy, words", [
