@@ -30,7 +30,11 @@ def test_a_sign_in_link_opens_the_console_without_a_key(page, live_api, base_set
     page.goto(f"{live_api.base_url}/v1/sign-in/{token}")
     page.wait_for_url(f"{live_api.base_url}/")
     console = ConsolePage(page, live_api.base_url)
-    page.locator("#key-state").wait_for()
+    # A session shows who is signed in, and no key form (nothing to store).
+    signed_in = page.locator("[data-testid=signed-in-as]")
+    signed_in.wait_for()
+    assert "ann@example.com (analyst)" in signed_in.inner_text()
+    assert page.locator("#key-form").is_hidden()
     cookies = {c["name"]: c for c in page.context.cookies()}
     assert cookies["sunrise_session"]["httpOnly"] is True
     assert cookies["sunrise_session"]["sameSite"] == "Lax"
