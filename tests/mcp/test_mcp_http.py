@@ -14,7 +14,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from shared.db import session_scope
 from shared.keys import create_key
-from tests.utils.own_loop import run_coroutine
+from tests.utils.own_loop import run_in_own_loop
 
 
 @pytest.fixture
@@ -48,7 +48,7 @@ def test_ask_over_streamable_http_with_progress(api, key, mode):
                                             progress_callback=on_progress)
             return tools, result, progress
 
-    tools, result, progress = run_coroutine(scenario())
+    tools, result, progress = run_in_own_loop(scenario())
     assert tools == {"ask", "list_datasets", "describe_dataset", "run_sql"}
     assert not result.is_error, result.content
     answer = result.structured_content
@@ -66,7 +66,7 @@ def test_a_refused_statement_is_a_tool_error_with_the_detail(api, key):
                                                        "sql": "SELECT 1"}),
                     await client.call_tool("ask", {"question": "  "}))
 
-    unknown, blank = run_coroutine(scenario())
+    unknown, blank = run_in_own_loop(scenario())
     assert unknown.is_error and "No dataset" in unknown.content[0].text
     assert blank.is_error and "message" in blank.content[0].text
 
@@ -105,7 +105,7 @@ def test_datasets_schema_resource_and_run_sql(api, key, tmp_path):
                     await client.call_tool("run_sql", {"dataset_id": dataset_id,
                                                        "sql": "DELETE FROM sales"}))
 
-    templates, schema, listed, described, ran, refused = run_coroutine(scenario())
+    templates, schema, listed, described, ran, refused = run_in_own_loop(scenario())
     assert [t.uri_template for t in templates.resource_templates] == [
         "sunrise://datasets/{dataset_id}/schema"]
     [content] = schema.contents

@@ -13,7 +13,7 @@ from mcp.client.stdio import StdioServerParameters
 from shared.config import PROJECT_ROOT
 from shared.db import session_scope
 from shared.keys import create_key
-from tests.utils.own_loop import run_coroutine
+from tests.utils.own_loop import run_in_own_loop
 
 
 @pytest.fixture
@@ -50,7 +50,7 @@ def test_ask_over_stdio_with_progress_and_a_refused_statement(api):
                                                          "sql": "DROP TABLE flights"})
             return tools, answer, datasets, refused, progress
 
-    tools, answer, datasets, refused, progress = run_coroutine(scenario())
+    tools, answer, datasets, refused, progress = run_in_own_loop(scenario())
     assert tools == {"ask", "list_datasets", "describe_dataset", "run_sql"}
     assert not answer.is_error, answer.content
     body = answer.structured_content
@@ -65,5 +65,5 @@ def test_a_wrong_key_is_a_tool_error_not_a_crash(api):
         async with Client(_server(api, "sk-sunrise-wrong"), read_timeout_seconds=60) as client:
             return await client.call_tool("list_datasets", {})
 
-    result = run_coroutine(scenario())
+    result = run_in_own_loop(scenario())
     assert result.is_error and "key" in result.content[0].text.lower()
