@@ -138,9 +138,11 @@ def refresh_dataset(dataset_id: str):
 
 
 @spec.doc("POST", "/v1/datasets/{dataset_id}/sql", "Run one read-only SELECT on the "
-          "dataset's current version, guarded and bounded as the model's SQL tool is, and get "
-          "its result text (needs the datasets scope).", body=SqlRun,
-          responses={200: SqlResult, 403: None, 409: None, 422: None}, tag="datasets")
+          "dataset's current version (a live dataset: on its source), guarded and bounded as the "
+          "model's SQL tool is, and get its result text (needs the datasets scope); 503 when "
+          "a live source cannot be reached.", body=SqlRun,
+          responses={200: SqlResult, 403: None, 409: None, 422: None, 503: None},
+          tag="datasets")
 @bp.post("/<dataset_id>/sql")
 def run_sql(dataset_id: str):
     body = parse_body(SqlRun)

@@ -2,35 +2,29 @@
 and the MCP ``run_sql`` tool): the same guarded, bounded execution and the same result
 text as the model's ``execute_sql`` tool.
 
-The statement runs in the SQL sandbox (``engine/sql/sandbox.py``: read-only, one read
-statement, time and memory capped, in a process of its own) on the dataset's current
-version, opened for the call and closed after it, as the example check does
-(``api/example_check.py``); its text is ``engine/sql/result_text.py``'s. Live datasets
-are refused for now: their queries run through the worker's live engines.
+The statement runs through ``engine.dataset_query`` on the dataset's current version,
+whatever its mode: a snapshot in the SQL sandbox (read-only, one read statement, time
+and memory capped, in a process of its own), a live dataset on its source with the
+safety of the model's live queries (statement check, read-only session, timeout, row and
+byte caps, the fleet's query slots, the outbound policy); either is opened for the call
+and closed after it. Its text is ``engine/sql/result_text.py``'s. A live source that
+cannot be reached is a 503 saying so, within the outbound connect timeout.
 
 The caller reads what their jobs would: a dataset whose ``access`` does not grant them is
 NotFound (``pin_dataset`` with the principal), and the dataset's row policies and masks
 binding them rewrite the statement (``engine.policies.stored_policies``, the worker's
-rules), so neither the rows nor the text carry hidden rows or masked values.
+rules; a live MariaDB or Spark dataset under one refuses it, as a job's query), so
+neither the rows nor the text carry hidden rows or masked values.
 """
 from __future__ import annotations
 
-import logging
 from typing import Any
 
-import duckdb
-from sqlalchemy import select
-
-from engine.datasets import version_path
-from engine.policies import FilterRefused, StoredPolicies, stored_policies
+from engine.dataset_query import dataset_target, run_on_dataset
 from engine.sql.result_text import result_text
-from engine.sql.sandbox import SqlSandbox, sandbox_settings
 from shared.dataset_state import pin_dataset
-from shared.errors import Conflict, Forbidden, ServiceUnavailable, ValidationFailed
-from shared.models import Dataset
+from shared.errors import Forbidden, ValidationFailed
 from shared.principal import Principal
-
-logger = logging.getLogger(__name__)
 
 SCOPE = "datasets"  # the key scope run_sql needs: it bypasses the model
 MAX_SQL_CHARS = 20_000
@@ -39,10 +33,12 @@ MAX_SQL_CHARS = 20_000
 def run_dataset_sql(res, principal: Principal, dataset_id: str | None, sql: str) -> dict[str, Any]:
     """Run ``sql`` on ``dataset_id`` (None: the default or built-in dataset).
 
-    Returns ``{"dataset_id", "dataset_version", "text", "rows", "sql", "error"}``; a
-    statement the guard or DuckDB refuses is a ValidationFailed whose detail is the
-    tool's ``error: ...`` text. Raises Forbidden without the ``datasets`` scope,
-    NotFound for another tenant's dataset, Conflict for a live one or one not ready.
+    Returns ``{"dataset_id", "dataset_version", "text", "rows", "sql"}``; a statement
+    the guard, DuckDB or the live source refuses is a ValidationFailed whose detail is
+    the tool's ``error: ...`` text. Raises Forbidden without the ``datasets`` scope,
+    NotFound for another tenant's dataset, Conflict for one not ready or under a row
+    policy that cannot be bound, ServiceUnavailable when its data cannot be opened now
+    (a live source unreachable).
     """
     if SCOPE not in principal.scopes:
         raise Forbidden(f"run_sql needs a key with the '{SCOPE}' scope.")
@@ -52,34 +48,9 @@ def run_dataset_sql(res, principal: Principal, dataset_id: str | None, sql: str)
         raise ValidationFailed(f"sql: at most {MAX_SQL_CHARS} characters.")
     with res.session() as s:
         pinned, version = pin_dataset(s, principal.tenant_id, dataset_id, principal)
-        mode = s.scalar(select(Dataset.mode).where(Dataset.id == pinned)) if pinned else None
-        if mode == "live":
-            raise Conflict(f"Dataset {pinned} is live; run_sql runs on snapshot datasets "
-                           "only. Ask a question instead (ask).")
-        rules = stored_policies(s, pinned, version, principal)
-    return _run(res, rules, pinned, version, sql)
-
-
-def _run(res, rules: StoredPolicies | None, pinned: str | None, version: int | None,
-         sql: str) -> dict[str, Any]:
+        target = dataset_target(s, pinned, version, principal)
     settings = res.settings
-    path = (version_path(settings.data_dir, pinned, version) if pinned
-            else settings.duckdb_path)
-    try:
-        sandbox = SqlSandbox(path, **{**sandbox_settings(settings), "processes": 1})
-    except (duckdb.Error, RuntimeError) as exc:
-        logger.warning("dataset %s v%s: cannot open it for run_sql: %s", pinned, version, exc)
-        raise ServiceUnavailable("The dataset cannot be opened right now; try again.",
-                                 retry_after=5) from None
-    try:
-        try:
-            handle = rules.police(sandbox) if rules is not None else sandbox
-        except FilterRefused as exc:
-            raise Conflict(f"A row policy of dataset {pinned} cannot be applied ({exc}); "
-                           "an admin must correct it.") from None
-        result = handle.run(sql.strip(), label=f"run_sql dataset {pinned}")
-    finally:
-        sandbox.close()
+    result = run_on_dataset(settings, target, sql, label=f"run_sql dataset {pinned}")
     text = result_text(result, 1, settings.tool_result_format, settings.tool_result_max_rows)
     if result.is_error:
         raise ValidationFailed(text, sql=result.sql)

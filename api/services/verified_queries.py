@@ -1,12 +1,19 @@
-"""A dataset's verified queries: kept only after their SQL ran in the sandbox, with the
-question's embedding so workers retrieve them by meaning."""
+"""A dataset's verified queries: kept only after their SQL ran on the dataset's current
+version, with the question's embedding so workers retrieve them by meaning.
+
+The check is the caller's ``run_sql`` (``engine.dataset_query``): a snapshot's SQL in the
+sandbox, a live dataset's on its source with the model's safety (statement check,
+read-only session, timeout, slots, outbound policy), both under the admin's own row
+policies and masks. SQL that fails is a 422 naming the engine's error; a live source
+that cannot be reached is a 503 and nothing is kept.
+"""
 from __future__ import annotations
 
 from sqlalchemy import delete, select
 
 from api.resources import Resources
 from api.services.datasets import _owned
-from shared.dataset_annotations import Example
+from engine.dataset_query import DatasetTarget, dataset_target, run_on_dataset
 from shared.errors import Conflict, Forbidden, NotFound, ValidationFailed
 from shared.models import VerifiedQuery, is_id, iso
 from shared.principal import Principal
@@ -27,19 +34,17 @@ def add_verified_query(res: Resources, principal: Principal, dataset_id: str, qu
                        sql: str, from_job_id: str | None) -> dict:
     """Check ``sql`` by running it on the dataset's current version, then keep it.
 
-    Raises Forbidden (not an admin), NotFound, Conflict (no ready version; a live
-    dataset), ValidationFailed (422) with the engine's error when the SQL fails.
+    Raises Forbidden (not an admin), NotFound, Conflict (no ready version),
+    ValidationFailed (422) with the engine's error when the SQL fails, ServiceUnavailable
+    (503) when the data cannot be opened (a live source unreachable).
     """
     _admin(principal)
     with res.session() as s:
         row = _owned(s, principal.tenant_id, dataset_id)
         if row.version is None:
             raise Conflict(f"Dataset {dataset_id} has no ready version to check the SQL on yet.")
-        if row.mode == "live":
-            raise Conflict("Verified queries are checked on a snapshot; a live dataset's are "
-                           "not supported yet.")
-        version = row.version
-    _check_sql(res, dataset_id, version, question, sql)
+        target = dataset_target(s, dataset_id, row.version, principal)
+    _check_sql(res, target, sql)
     from engine.embeddings import embed_one, load_embedder, vector_bytes
 
     vector = vector_bytes(embed_one(load_embedder(), question))
@@ -83,14 +88,9 @@ def view(row: VerifiedQuery) -> dict:
             "created_at": iso(row.created_at)}
 
 
-def _check_sql(res: Resources, dataset_id: str, version: int, question: str, sql: str) -> None:
-    from api.example_check import check_examples
-
-    try:
-        check_examples(res.settings, res.settings.data_dir, dataset_id, version,
-                       [Example(question=question[:500], sql=sql)])
-    except ValidationFailed as exc:
-        failures = exc.extra.get("examples") or [{}]
-        error = failures[0].get("error") or str(exc)
-        raise ValidationFailed(f"The SQL failed on version {version}: {error}",
-                               error=error) from None
+def _check_sql(res: Resources, target: DatasetTarget, sql: str) -> None:
+    result = run_on_dataset(res.settings, target, sql,
+                            label=f"dataset {target.dataset_id} verified query")
+    if result.is_error:
+        raise ValidationFailed(f"The SQL failed on version {target.version}: {result.error}",
+                               error=result.error)

@@ -37,6 +37,7 @@ from typing import Any, Protocol
 
 from sqlalchemy import select
 
+from engine.dataset_query import open_live
 from engine.datasets import TableProfile, version_path
 from engine.policies import FilterRefused, PolicedQueries, applied_for, policed_profiles
 from engine.sql.query_result import QueryResult
@@ -46,9 +47,7 @@ from shared.dataset_annotations import Annotations
 from shared.db import session_factory
 from shared.errors import JobFailure, SunriseError
 from shared.models import Dataset, DatasetVersion
-from shared.outbound import OutboundPolicy
 from shared.principal import Principal, principal_for_job
-from shared.redis_client import redis_for
 from shared.sealed import UnreadableSecret, unseal
 from worker.agent.system_prompt import PromptEngine, build_system_prompt
 from worker.datasets.prompt import build_dataset_prompt
@@ -258,11 +257,8 @@ class TenantDatasets:
         return prompt
 
     def _open_live(self, key: tuple[str, int], url: str) -> Any:
-        from engine.live import LiveLimits, open_engine
-
-        return open_engine(url, outbound=OutboundPolicy.from_settings(self.settings),
-                           limits=LiveLimits.from_settings(self.settings),
-                           redis=redis_for(self.settings.redis_url), dataset=key[0])
+        # As run_sql, verified queries and schedule conditions open theirs.
+        return open_live(self.settings, key[0], url)
 
     def version_facts(self, key: tuple[str, int]) -> VersionFacts | None:
         """The version's ``VersionFacts`` (read once per process), None when it is gone."""

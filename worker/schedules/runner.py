@@ -1,10 +1,12 @@
 """Running one slot of a schedule, and delivering its report.
 
 ``run`` (traced as ``schedule_run``, its outcome the run's status after): the
-condition (when set) runs in the SQL sandbox on the dataset, no model call,
-as the schedule's owner (``schedules.user_id``; none: the tenant) -- under the row
-policies and masks binding them, on a dataset granted to them, as their jobs would be;
-a false comparison ends the run ``skipped`` with the value recorded. Otherwise the run
+condition (when set) runs on the dataset through ``engine.dataset_query`` -- a snapshot
+in the SQL sandbox, a live dataset on its source with the model's safety (statement
+check, read-only session, timeout, slots, outbound policy; an unreachable source fails
+the run saying so) -- no model call, as the schedule's owner (``schedules.user_id``;
+none: the tenant) -- under the row policies and masks binding them, on a dataset
+granted to them, as their jobs would be; a false comparison ends the run ``skipped`` with the value recorded. Otherwise the run
 becomes a batch (today's engine: fan-out, report assembly, usage counted for the
 tenant; its jobs belong to the owner, so the worker applies the owner's row policies
 to them), its id set on the run in the batch's own transaction, guarded so a second
@@ -26,9 +28,7 @@ from typing import Any
 from celery import Celery
 from sqlalchemy import or_, select, update
 
-from engine.datasets import version_path
-from engine.policies import FilterRefused, stored_policies
-from engine.sql.sandbox import get_sandbox, sandbox_settings
+from engine.dataset_query import dataset_target, run_on_dataset
 from shared import batch_rows, tracing
 from shared.budgets import admit_work
 from shared.celery_factory import REPORTS_QUEUE, RUN_ECONOMY_BATCH
@@ -40,7 +40,7 @@ from shared.errors import SunriseError
 from shared.events import EventSink
 from shared.job_view import job_to_dict
 from shared.metrics import get_metrics
-from shared.models import Batch, Dataset, Job, Schedule, ScheduleRun, utcnow
+from shared.models import Batch, Job, Schedule, ScheduleRun, utcnow
 from shared.principal import principal_for_job
 from shared.reports.document import unpack
 from shared.schedules.condition import first_number, holds
@@ -102,25 +102,16 @@ class ScheduleRunner:
 
     def _condition_value(self, schedule: Schedule) -> float:
         """The condition's number, as the schedule's user may see the data: the
-        dataset's row policies and masks binding them apply to its SQL too."""
+        dataset's row policies and masks binding them apply to its SQL too, and a live
+        dataset's runs on its source (opened for it, closed after)."""
         sql = schedule.spec["condition"]["sql"]
         with self.sessions() as s:
             owner = principal_for_job(s, schedule)  # its user as they are now, or the tenant
             dataset_id, version = pin_dataset(s, schedule.tenant_id,
                                               schedule.spec.get("dataset_id"), owner)
-            mode = s.scalar(select(Dataset.mode).where(Dataset.id == dataset_id)) \
-                if dataset_id else "snapshot"
-            rules = stored_policies(s, dataset_id, version, owner) if mode != "live" else None
-        if mode == "live":
-            raise ValueError("a condition on a live dataset is not supported yet")
-        path = (version_path(self.settings.data_dir, dataset_id, version)
-                if dataset_id else self.settings.duckdb_path)
-        handle = get_sandbox(path, **sandbox_settings(self.settings))
-        try:
-            handle = rules.police(handle) if rules is not None else handle
-        except FilterRefused as exc:
-            raise ValueError(f"a row policy of the dataset cannot be applied ({exc})") from None
-        result = handle.run(sql, label=f"schedule {schedule.id} condition")
+            target = dataset_target(s, dataset_id, version, owner)
+        result = run_on_dataset(self.settings, target, sql, shared_sandbox=True,
+                                label=f"schedule {schedule.id} condition")
         if result.is_error:
             raise ValueError(result.error or "the SQL failed")
         return first_number(result.rows, result.columns)
