@@ -6,11 +6,11 @@ in the SQL sandbox, a live dataset on its source with the model's safety (statem
 check, read-only session, timeout, slots, outbound policy; an unreachable source fails
 the run saying so) -- no model call, as the schedule's owner (``schedules.user_id``;
 none: the tenant) -- under the row policies and masks binding them, on a dataset
-granted to them, as their jobs would be; a false comparison ends the run ``skipped`` with the value recorded. Otherwise the run
-becomes a batch (today's engine: fan-out, report assembly, usage counted for the
-tenant; its jobs belong to the owner, so the worker applies the owner's row policies
-to them), its id set on the run in the batch's own transaction, guarded so a second
-message starts no second batch.
+granted to them, as their jobs would be; a false comparison ends the run ``skipped``
+with the value recorded. Otherwise the run becomes a batch (today's engine: fan-out,
+report assembly, usage counted for the tenant; its jobs belong to the owner, so the
+worker applies the owner's row policies to them), its id set on the run in the batch's
+own transaction, guarded so a second message starts no second batch.
 
 ``deliver``: once the batch's report is assembled (``on_batch_assembled``, the batch
 coordinator's hook), the report goes to every target. The delivery is claimed on the
