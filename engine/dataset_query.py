@@ -30,6 +30,10 @@ through the rules and closes what it opened, holding no session meanwhile:
 
 The result is the ``QueryResult`` the model's tool gets (a refused or failing statement
 is a failed result, never an exception), so its text is the tool's.
+
+``statement_problem`` says, without running anything, why a statement would be refused
+on a dataset -- the sandbox's check for DuckDB data, the live engine's check in the
+dialect of a live one's current version (a schedule's condition when it is saved).
 """
 from __future__ import annotations
 
@@ -40,12 +44,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import duckdb
-from sqlalchemy import select
+from sqlalchemy import and_, select
 
 from engine.datasets import version_path
 from engine.policies import FilterRefused, StoredPolicies, stored_policies
 from engine.sql.query_result import QueryResult
-from engine.sql.sandbox import SqlSandbox, get_sandbox, sandbox_settings
+from engine.sql.sandbox import SqlSandbox, get_sandbox, read_statement_problem, sandbox_settings
 from shared.config import Settings
 from shared.errors import (
     Conflict,
@@ -54,7 +58,7 @@ from shared.errors import (
     SourceUnreachable,
     ValidationFailed,
 )
-from shared.models import Dataset
+from shared.models import Dataset, DatasetVersion
 from shared.outbound import OutboundPolicy
 from shared.redis_client import redis_for
 from shared.sealed import UnreadableSecret, unseal
@@ -104,6 +108,29 @@ def run_on_dataset(settings: Settings, target: DatasetTarget, sql: str, *, label
             raise Conflict(f"A row policy of dataset {target.dataset_id} cannot be applied "
                            f"({exc}); an admin must correct it.") from None
         return policed.run(sql.strip(), label=label)
+
+
+def statement_problem(session: Any, tenant_id: int, dataset_id: str | None,
+                      sql: str) -> str | None:
+    """Why ``sql`` is not one read-only statement ``dataset_id`` (None: the tenant's
+    default dataset, else the built-in data) would run, or None. A live dataset whose
+    first introspection has not finished has no dialect yet: its statement is checked
+    when it runs."""
+    where = (Dataset.id == dataset_id if dataset_id is not None
+             else Dataset.is_default.is_(True))
+    row = session.execute(
+        select(Dataset.mode, DatasetVersion.engine)
+        .outerjoin(DatasetVersion, and_(DatasetVersion.dataset_id == Dataset.id,
+                                        DatasetVersion.version == Dataset.version))
+        .where(where, Dataset.tenant_id == tenant_id, Dataset.deleted_at.is_(None))
+        .limit(1)).first()
+    if row is None or row.mode != "live":
+        return read_statement_problem(sql)
+    if not row.engine:
+        return None
+    from engine.live import read_statement_problem as live_statement_problem
+
+    return live_statement_problem(sql, row.engine)
 
 
 def open_live(settings: Settings, dataset_id: str, url: str) -> Any:

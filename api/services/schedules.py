@@ -15,7 +15,7 @@ from sqlalchemy.exc import IntegrityError
 from api.resources import Resources
 from api.schemas.schedules import ScheduleCreate, ScheduleUpdate
 from api.services.datasets import check_usable
-from engine.sql.sandbox import read_statement_problem
+from engine.dataset_query import statement_problem
 from shared.celery_factory import REPORTS_QUEUE, RUN_SCHEDULE
 from shared.cron_schedule import CronSchedule
 from shared.errors import NotFound, ValidationFailed
@@ -44,7 +44,9 @@ def _check(res: Resources, principal: Principal, fields: dict[str, Any],
                                "cannot share one conversation.", field="mode")
     condition = fields.get("condition")
     if condition is not None:
-        problem = read_statement_problem(condition["sql"])
+        with res.session() as s:  # checked in the dialect of the dataset's engine
+            problem = statement_problem(s, principal.tenant_id, fields.get("dataset_id"),
+                                        condition["sql"])
         if problem is not None:
             raise ValidationFailed(f"condition.sql: {problem}", field="condition.sql")
     for index, target in enumerate(fields["deliver"]):

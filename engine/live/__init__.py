@@ -14,6 +14,7 @@ contracts keep them to it)::
     engine.run(sql, tag="job-1:q3", timeout_s=8.5, label="query_id=3")  # -> QueryResult
     engine.cancel("job-1:q3")  # from any thread: cancelled on the engine
     engine.close()
+    read_statement_problem(sql, engine_info)  # why run() would refuse it, no connection
 
 - An ``sc://host:port`` URL (Spark SQL over Spark Connect) gives a ``SparkEngine``
   (``spark.py``: the same face, Connect tags for cancel; needs the ``spark`` extra).
@@ -46,6 +47,7 @@ contracts keep them to it)::
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from typing import Any
 
 from sqlalchemy.engine import make_url
@@ -53,15 +55,34 @@ from sqlalchemy.exc import ArgumentError
 
 from engine.datasets.importers import live_connection
 from engine.datasets.sources import mask_url
-from engine.live import mysql, postgres, spark
+from engine.live import mysql, postgres, spark, spark_sql
 from engine.live.live_engine import WATCHDOG_GRACE_S, LiveEngine, LiveLimits
 from engine.live.query_slots import FleetSlots, LocalSlots
+from engine.live.statement_check import StatementRefused, check_statement
 from shared.errors import UnsupportedSource
 from shared.outbound import OutboundPolicy
 
-__all__ = ["LiveEngine", "LiveLimits", "open_engine"]
+__all__ = ["LiveEngine", "LiveLimits", "open_engine", "read_statement_problem"]
 
 _BACKENDS = {"postgresql": postgres, "mysql": mysql}
+# Each dialect's refused functions, as its engine's ``run`` checks them.
+_REFUSED = {postgres.DIALECT: postgres.REFUSED, mysql.DIALECT: mysql.REFUSED,
+            spark_sql.DIALECT: spark_sql.REFUSED}
+
+
+def read_statement_problem(sql: str, engine: Mapping[str, str]) -> str | None:
+    """Why the live engine ``engine`` describes (its ``engine_info()``, as a live version
+    records it) would refuse ``sql`` before running it, or None; checked without a
+    connection (a schedule's condition on a live dataset, when it is saved)."""
+    dialect = engine.get("dialect") or postgres.DIALECT
+    refused = _REFUSED.get(dialect)
+    if refused is None:
+        return f"the SQL cannot be checked for an engine of dialect {dialect!r}"
+    try:
+        check_statement(sql, dialect, refused, engine.get("name") or dialect)
+    except StatementRefused as exc:
+        return exc.message
+    return None
 
 
 def open_engine(url: str, *, outbound: OutboundPolicy, limits: LiveLimits | None = None,
