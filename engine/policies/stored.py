@@ -1,8 +1,8 @@
 """The row policies and masks stored on a dataset that bind one principal, for readers of
-a snapshot version outside a job.
+a dataset version (snapshot or live) outside a job.
 
-``stored_policies`` is what the API's ``run_sql`` (``api/services/dataset_sql.py``) and a
-schedule's condition (``worker/schedules/runner.py``) use, so that they see exactly what
+``stored_policies`` is what ``engine/dataset_query.py`` -- the API's ``run_sql``, a
+verified query's check and a schedule's condition -- uses, so that they see exactly what
 the principal's jobs see (``worker/jobs/data_source.py`` applies the same ``applied_for``
 and ``PolicedQueries``): None when no rule binds the principal, else a ``StoredPolicies``
 whose ``police(handle)`` rewrites every statement run through it (``rewrite.py``). It is

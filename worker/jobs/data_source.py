@@ -18,7 +18,9 @@ it if it was closed meanwhile, so eviction never fails a running job.
 
 A live dataset's version has no file: its jobs query the source through the process's
 live engines (``worker/jobs/live_engines.py``), and its prompt names the engine and
-dialect (``PromptEngine``), byte-identical per version as a snapshot's. ``JobData``
+dialect (``PromptEngine``), byte-identical per version as a snapshot's; engines open
+with ``engine.dataset_query.open_live``, as the statements run outside jobs (run_sql,
+verified queries, schedule conditions) open theirs. ``JobData``
 says when the job's data is from (``data_as_of``): a snapshot's import end, the
 built-in file's time, a live job's first query.
 """
