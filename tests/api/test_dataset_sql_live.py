@@ -3,7 +3,8 @@ PostgreSQL or MariaDB source (tests/live/conftest.py's scratch databases) with t
 safety -- rows inserted after the dataset was created are there, a write hidden in a CTE
 is refused with the tool's text and leaves the source as it was, the caller's row
 policy applies (PostgreSQL) or refuses (MariaDB), a source that does not answer is a 503
-within the connect timeout. Real worker import, nothing mocked."""
+within the connect timeout; Spark SQL over Spark Connect answers run_sql too. Real worker
+import, nothing mocked."""
 from __future__ import annotations
 
 import socket
@@ -16,7 +17,7 @@ from engine.live.live_engine import WATCHDOG_GRACE_S
 from shared.db import session_scope
 from shared.models import Dataset
 from shared.sealed import seal
-from tests.datasets.test_live_datasets import create_live
+from tests.datasets.test_live_datasets import create_live, spark_live  # noqa: F401
 from tests.live.conftest import maria_source, pg_source, source  # noqa: F401
 from tests.people.helpers import make_user, tenant_of
 from tests.utils.datasets import wait_imported
@@ -125,6 +126,23 @@ def test_verified_queries_are_checked_on_the_source(client, auth, source, live_i
     items = client.get(path, headers=auth).get_json()["items"]
     assert [(i["question"], i["sql"]) for i in items] == [("Orders per region?", sql)]
     assert source.admin_sql("SELECT count(*) FROM orders") == [(3000,)]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)  # may start the session's Spark Connect server (about a minute)
+def test_run_sql_on_a_spark_dataset_runs_spark_sql_on_the_server(client, auth, spark_server,
+                                                                 spark_live):  # noqa: F811
+    dataset_id = create_live(client, auth, spark_server.url,
+                             tables=["live_ds.measures"])["dataset_id"]
+    assert wait_imported(client, auth, dataset_id, timeout=120)["status"] == "ready"
+    spark_live.sql("INSERT INTO live_ds.measures VALUES (4, 'east', 2), (5, 'west', 7)")
+    response = _sql(client, auth, dataset_id, "SELECT count(*) AS n FROM live_ds.measures")
+    assert response.status_code == 200, response.get_data(as_text=True)
+    assert response.get_json()["text"].splitlines()[:3] == ["query_id=1 rows=1 shown=1", "n",
+                                                            "5"]
+    refused = _sql(client, auth, dataset_id, "INSERT INTO live_ds.measures VALUES (6, 'x', 1)")
+    assert refused.status_code == 422 and refused.get_json()["detail"].startswith("error: ")
+    assert spark_live.sql("SELECT count(*) FROM live_ds.measures").collect()[0][0] == 5
 
 
 @pytest.fixture
