@@ -94,7 +94,7 @@ def test_cancel_stops_the_query_on_the_engine(source, engine):
     worker = threading.Thread(target=lambda: results.append(
         engine._execute(f"SELECT {sleep}", tag="job-1:q1", budget_s=20)))
     worker.start()
-    # (PostgreSQL shows the cursor's FETCH, MariaDB the statement.)
+    # (Both engines show the statement itself.)
     assert _wait_until(lambda: bool(source.running()))
     started = time.monotonic()
     engine.cancel("job-1:q1")
