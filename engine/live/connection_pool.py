@@ -5,12 +5,16 @@ through ``live_connection.connect``: the outbound policy after DNS and on the
 connected socket). At most ``max_idle`` wait for reuse; one idle for ``idle_close_s``
 is closed by a reaper thread, started with the first connection given back (never at
 import) and ended by ``close``. A connection whose query failed in a way that leaves it
-unusable is discarded by the caller (``release(conn, reusable=False)``).
+unusable is discarded by the caller (``release(conn, reusable=False)``); one whose
+server closed it while it was idle (a restart, an idle timeout, a network cut) is found
+before it is handed out, without a round trip (``is_gone``: ``peer_closed`` peeks at
+its socket), and replaced.
 """
 from __future__ import annotations
 
 import contextlib
 import logging
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -21,8 +25,10 @@ logger = logging.getLogger(__name__)
 
 class ConnectionPool:
     def __init__(self, open_connection: Callable[[], Any], *, max_idle: int,
-                 idle_close_s: float, label: str) -> None:
+                 idle_close_s: float, label: str,
+                 is_gone: Callable[[Any], bool] = lambda conn: False) -> None:
         self._open = open_connection
+        self._is_gone = is_gone
         self.max_idle = max(1, int(max_idle))
         self.idle_close_s = float(idle_close_s)
         self._label = label
@@ -36,11 +42,18 @@ class ConnectionPool:
         """``(connection, reused)``: the most recently idle one, else a new one. Raises
         what opening raises (``SourceRefused``, ``SourceUnreachable``) or ``RuntimeError``
         once closed."""
-        with self._lock:
-            if self._closed.is_set():
-                raise RuntimeError("the live engine is closed")
-            if self._idle:
-                return self._idle.pop()[0], True
+        while True:
+            with self._lock:
+                if self._closed.is_set():
+                    raise RuntimeError("the live engine is closed")
+                if not self._idle:
+                    break
+                conn = self._idle.pop()[0]
+            if not self._is_gone(conn):
+                return conn, True
+            logger.info("live %s: an idle connection was closed by the server; replaced",
+                        self._label)
+            _close(conn)
         conn = self._open()
         with self._lock:
             self.opened += 1
@@ -93,6 +106,23 @@ class ConnectionPool:
             closed = self.close_idle()
             if closed:
                 logger.info("live %s: closed %d idle connection(s)", self._label, closed)
+
+
+def peer_closed(fileno: int | None) -> bool:
+    """Whether the peer of the idle connection on socket ``fileno`` has closed it (an
+    end of stream or a reset is waiting), by one non-blocking peek: nothing is read.
+    Data waiting (a TLS record, a server's last words) is left to the next statement."""
+    if fileno is None or fileno < 0:
+        return fileno is not None
+    sock = socket.socket(fileno=fileno)
+    try:
+        return sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+    except (BlockingIOError, InterruptedError):
+        return False
+    except OSError:
+        return True
+    finally:
+        sock.detach()
 
 
 def _close(conn: Any) -> None:

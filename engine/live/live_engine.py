@@ -7,10 +7,13 @@ problems. The layers, outermost first:
 1. ``statement_check``: one read-only query in the engine's dialect, no refused function.
 2. ``query_slots``: at most ``max_concurrent_queries`` of the dataset's queries run at
    once across the fleet; a query waits for a slot within its own time budget.
-3. The engine's session (``postgres`` / ``mysql``): a read-only transaction and a
-   server-side statement timeout equal to the query's budget.
-4. Bounded fetching: at most ``chart_row_limit`` (+1) rows and ``result_max_bytes`` of
-   rendered text leave the engine; cells are cut as the sandbox cuts them.
+3. The engine's session (``postgres`` / ``mysql``): read-only (each statement is a
+   read-only transaction of its own) with a server-side statement timeout equal to the
+   query's budget rounded up to whole seconds; settings are sent only when they change,
+   so a query usually costs the engine one round trip, as a bare driver's does.
+4. Bounded fetching: at most ``chart_row_limit`` (+1) rows (the engine's own limit) and
+   ``result_max_bytes`` of rendered text leave the engine; cells are cut as the sandbox
+   cuts them (``result_rows.take_rows``).
 5. A watchdog per query: past its budget (plus ``WATCHDOG_GRACE_S``) the query is
    cancelled on the engine from another connection, and a connection that still does
    not answer is shut down. ``cancel(tag)`` does the same on demand, from any thread.
@@ -23,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import socket
 import threading
 import time
@@ -34,11 +38,12 @@ from typing import Any
 import psycopg
 import pymysql
 
+from engine.datasets.importers.live_connection import socket_fileno
 from engine.datasets.profile import TableProfile
-from engine.live.connection_pool import ConnectionPool
+from engine.live.connection_pool import ConnectionPool, peer_closed
 from engine.live.query_slots import SlotsBusy
 from engine.live.query_watchdog import QueryWatchdog
-from engine.live.result_rows import bounded_row, engine_summary_sql, local_summary
+from engine.live.result_rows import engine_summary_sql, local_summary, take_rows
 from engine.live.statement_check import StatementRefused, check_statement
 from engine.sql.query_result import MAX_COLUMNS, SHOWN_ROWS, QueryResult
 from engine.sql.result_sql import read_summary
@@ -112,7 +117,8 @@ class LiveEngine:
         self._password = password
         self._pool = ConnectionPool(self._connect, max_idle=limits.max_concurrent_queries + 1,
                                     idle_close_s=limits.idle_close_s,
-                                    label=display.rpartition("@")[2])
+                                    label=display.rpartition("@")[2],
+                                    is_gone=lambda conn: peer_closed(socket_fileno(conn)))
         self._watchdog = QueryWatchdog(lambda running: self._stop(running, "timeout"),
                                        display.rpartition("@")[2])
         self._running: dict[str, _Running] = {}
@@ -248,9 +254,12 @@ class LiveEngine:
         return result
 
     def _begin(self, timeout_s: float, running: _Running, row_cap: int | None = None):
-        """A pooled connection in the query's read-only transaction. A reused connection
-        that fails here (the server restarted since) is replaced once."""
-        cap = row_cap or max(SHOWN_ROWS, self.limits.chart_row_limit) + 1
+        """A pooled connection in the query's read-only session with its limits. A reused
+        connection that fails here (the server restarted since) is replaced once, and
+        the other idle ones are closed. (One whose peer closed it while it was idle is
+        not handed out at all: ``ConnectionPool`` asks ``peer_closed`` first.)"""
+        cap = row_cap or self._row_cap()
+        timeout_s = session_budget(timeout_s)
         conn, reused = self._pool.acquire()
         try:
             self._backend.begin(conn, timeout_s, cap)
@@ -259,6 +268,7 @@ class LiveEngine:
             self._pool.release(conn, reusable=False)
             if not reused:
                 raise
+            self._pool.close_idle(older_than_s=0)  # gone with it, most likely
             conn, _ = self._pool.acquire()
             try:
                 self._backend.begin(conn, timeout_s, cap)
@@ -281,7 +291,7 @@ class LiveEngine:
         """The bounded rows of ``sql`` and, past ``SHOWN_ROWS``, the summary of the whole
         result: over the fetched rows when they are all of it, else on the engine."""
         running.check()
-        rows = self._backend.Rows(conn, sql)
+        rows = self._backend.Rows(conn, sql, self._row_cap())
         try:
             return self._bounded(conn, sql, rows, running, started, deadline)
         except BaseException:
@@ -291,7 +301,7 @@ class LiveEngine:
     def _bounded(self, conn, sql: str, rows, running: _Running, started: float,
                  deadline: float) -> QueryResult:
         columns, types = rows.columns[:MAX_COLUMNS], rows.types
-        cap = max(SHOWN_ROWS, self.limits.chart_row_limit) + 1
+        cap = self._row_cap()
         kept: list[tuple] = []
         size, exhausted = 0, True
 
@@ -303,14 +313,10 @@ class LiveEngine:
             return max(1, min(cap + 1 - len(kept), _FETCH_CHARS // row_chars))
 
         for batch in rows.batches(per_fetch, running.check):
-            for raw in batch:
-                values, row_size = bounded_row(raw[:MAX_COLUMNS])
-                size += row_size
-                if len(kept) >= cap or (size > self.limits.result_max_bytes and kept):
-                    exhausted = False
-                    break
-                kept.append(values)
-            if not exhausted:
+            size, full = take_rows(batch, kept, size, cap=cap,
+                                   max_bytes=self.limits.result_max_bytes)
+            if full:
+                exhausted = False
                 break
         if len(kept) >= cap:
             exhausted = False
@@ -349,12 +355,14 @@ class LiveEngine:
 
     def _engine_summary(self, conn, sql: str, columns: list[str], types: list[str],
                         running: _Running) -> tuple[int, list | None]:
-        query = engine_summary_sql(sql, columns, types, self._backend.summary_select)
+        query = engine_summary_sql(sql, columns, types, self._backend.number_expr,
+                                   self._backend.SUMMARY_FENCE)
         running.check()
-        with conn.cursor() as cursor:
-            cursor.execute(query)
-            row = cursor.fetchone()
-        return read_summary(columns, types, row)
+        return read_summary(columns, types, self._backend.one_row(conn, query))
+
+    def _row_cap(self) -> int:
+        """Rows a query fetches at most: one more than it keeps, to know there are more."""
+        return max(SHOWN_ROWS, self.limits.chart_row_limit) + 1
 
     def _stop(self, running: _Running, why: str) -> None:
         """Cancel ``running`` on the engine (``why``: "cancelled" or "timeout"), then
@@ -393,12 +401,13 @@ class LiveEngine:
 
     @contextlib.contextmanager
     def _session(self, timeout_s: float, *, row_cap: int):
-        """A pooled connection inside a read-only, time-limited transaction, for the
-        engine's own statements (privileges, catalog, cancel); released afterwards."""
+        """A pooled connection in its read-only session with the time limit and row cap
+        given, for the engine's own statements (privileges, catalog, cancel); released
+        afterwards."""
         conn, _ = self._pool.acquire()
         reusable = False
         try:
-            self._backend.begin(conn, timeout_s, row_cap)
+            self._backend.begin(conn, session_budget(timeout_s), row_cap)
             yield conn
             self._backend.end(conn)
             reusable = True
@@ -459,7 +468,7 @@ class LiveEngine:
         if conn is None:
             return False
         try:
-            self._backend.end(conn)
+            self._backend.check_usable(conn)
             return True
         except Exception:
             return False
@@ -480,6 +489,16 @@ def _shut_socket(conn) -> None:
             sock.shutdown(socket.SHUT_RDWR)
         finally:
             sock.detach()
+
+
+def session_budget(timeout_s: float) -> float:
+    """The server-side time limit given for a query with ``timeout_s`` left: rounded up
+    to whole seconds (from 1 s), so that a pooled connection's setting, sent only when
+    it changes, seldom does. The watchdog holds each query to its exact budget (plus
+    ``WATCHDOG_GRACE_S``, which is longer than the rounding)."""
+    if timeout_s >= 1:
+        return float(math.ceil(timeout_s - 1e-6))
+    return round(max(0.001, timeout_s), 3)
 
 
 def _ms_since(started: float) -> float:

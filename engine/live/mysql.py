@@ -1,16 +1,20 @@
 """MariaDB and MySQL as a live engine: session, cancel, types, privileges, summary SQL.
 
-Each query runs in ``START TRANSACTION READ ONLY, WITH CONSISTENT SNAPSHOT`` (the server
-refuses every write in it, and the rows and an engine-side summary read one snapshot),
-after ``SET SESSION`` of the server-side time limit (MariaDB ``max_statement_time`` in
-seconds, MySQL ``max_execution_time`` in milliseconds) and of ``sql_select_limit`` (the
-row cap plus one: a statement without its own ``LIMIT`` returns no more rows than are
-kept). Rows come unbuffered (``SSCursor``), in batches. PyMySQL never sets the
+A query costs one round trip: the statement itself. Each connection's session is made
+read-only once (``SET SESSION TRANSACTION READ ONLY``: every statement, autocommitted,
+runs in a read-only transaction and the server refuses any write in it), and its
+server-side limits are set for the query, sent again only when they change (``begin``):
+the time limit (MariaDB ``max_statement_time`` in seconds, MySQL ``max_execution_time``
+in milliseconds) and ``sql_select_limit`` (the row cap: a statement without its own
+``LIMIT`` returns no more rows than are kept). Rows come unbuffered (``SSCursor``), in
+batches; a result cut short is left by dropping its connection, so an engine-side
+summary then reads the source a moment later on another one. PyMySQL never sets the
 multi-statement capability, so the server itself runs one statement per request.
 """
 from __future__ import annotations
 
 import contextlib
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -60,8 +64,16 @@ def name_of(conn: pymysql.connections.Connection) -> str:
     return "mariadb" if is_mariadb(conn) else "mysql"
 
 
+# Each connection's (time limit, row cap) as last set, to send them only on change.
+_limits: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
 def prepare(conn: pymysql.connections.Connection) -> None:
+    """Once per new connection: autocommit, and a read-only session."""
     conn.autocommit(True)
+    with conn.cursor() as cursor:
+        cursor.execute("SET SESSION TRANSACTION READ ONLY")
+    _limits.pop(conn, None)
 
 
 def product(conn: pymysql.connections.Connection) -> tuple[str, str]:
@@ -78,7 +90,12 @@ def session_id(conn: pymysql.connections.Connection) -> int:
 
 
 def begin(conn: pymysql.connections.Connection, timeout_s: float, row_cap: int) -> None:
-    """The query's server-side limits, then its read-only transaction."""
+    """Give the session the query's server-side limits: a round trip only when they
+    differ from the connection's current ones (the caller rounds budgets so that they
+    seldom do). Each statement then runs as a read-only transaction of its own."""
+    wanted = (timeout_s, int(row_cap))
+    if _limits.get(conn) == wanted:
+        return
     with conn.cursor() as cursor:
         if is_mariadb(conn):
             cursor.execute("SET SESSION max_statement_time = %s, sql_select_limit = %s",
@@ -86,11 +103,17 @@ def begin(conn: pymysql.connections.Connection, timeout_s: float, row_cap: int) 
         else:
             cursor.execute("SET SESSION max_execution_time = %s, sql_select_limit = %s",
                            (max(1, int(timeout_s * 1000)), int(row_cap)))
-        cursor.execute("START TRANSACTION READ ONLY, WITH CONSISTENT SNAPSHOT")
+    _limits[conn] = wanted
 
 
 def end(conn: pymysql.connections.Connection) -> None:
-    conn.rollback()
+    """Nothing stays open after a statement whose rows were read to their end."""
+    del conn
+
+
+def check_usable(conn: pymysql.connections.Connection) -> None:
+    """After a failure: raise unless the connection still answers (a round trip)."""
+    conn.ping(reconnect=False)
 
 
 def cancel(conn: pymysql.connections.Connection, session: int) -> None:
@@ -107,7 +130,8 @@ STOPS_EARLY = False
 class Rows:
     """A statement's rows, unbuffered: ``columns``, ``types``, batches."""
 
-    def __init__(self, conn: pymysql.connections.Connection, sql: str) -> None:
+    def __init__(self, conn: pymysql.connections.Connection, sql: str, row_cap: int) -> None:
+        del row_cap  # sql_select_limit (``begin``)
         self._cursor = conn.cursor(pymysql.cursors.SSCursor)
         self._cursor.execute(sql)
         description = self._cursor.description or []
@@ -145,6 +169,13 @@ class Rows:
                 self.types[index] = "BLOB"
 
 
+def one_row(conn: pymysql.connections.Connection, sql: str) -> tuple | None:
+    """The first row of ``sql`` (our summary around model-written SQL)."""
+    with conn.cursor() as cursor:
+        cursor.execute(sql)
+        return cursor.fetchone()
+
+
 def _type_name(code: int, scale: Any) -> str:
     if code in _DECIMALS:
         return f"DECIMAL(38,{int(scale or 0)})"
@@ -153,16 +184,16 @@ def _type_name(code: int, scale: Any) -> str:
     return _TYPES.get(code, "UNKNOWN")
 
 
-def summary_select(candidates: Sequence[tuple[int, str, str]]) -> list[str]:
-    """The engine-side summary's select list, as ``result_sql``'s for DuckDB."""
-    select = ["count(*)"]
-    for index, _name, base in candidates:
-        col = f"c{index}"
-        expr = (f"CASE WHEN {col} REGEXP '{_NUMBER}' THEN CAST({col} AS DOUBLE) END"
-                if base == "VARCHAR" else col)
-        select += [f"count({expr})", f"sum({expr})", f"min({expr})", f"max({expr})",
-                   f"avg({expr})"]
-    return select
+# MariaDB/MySQL materialise a derived table with a LIMIT (no merge): the summary's
+# numeric values are computed once per row.
+SUMMARY_FENCE = " LIMIT 18446744073709551615"
+
+
+def number_expr(column: str, base: str) -> str:
+    """A summary candidate's numeric value, as ``result_sql`` reads it in DuckDB."""
+    if base == "VARCHAR":
+        return f"CASE WHEN {column} REGEXP '{_NUMBER}' THEN CAST({column} AS DOUBLE) END"
+    return column
 
 
 def quote(name: str) -> str:

@@ -1,19 +1,30 @@
 """PostgreSQL as a live engine: its session, cancel, types, privileges and summary SQL.
 
-Each query runs in its own ``REPEATABLE READ READ ONLY`` transaction (opened by
-``begin``, with its settings, in one round trip), so the rows and a summary computed on the engine read
-the same snapshot, and the server refuses every write whatever the statement hides (a
-function that writes, ``nextval``). ``statement_timeout`` is set for the transaction to
-the query's budget. Rows come through a server-side cursor, fetched in batches, so
-stopping early leaves the rest on the server (the portal is closed, never drained).
+A query costs one round trip: the statement itself. Each connection's session is made
+read-only once (``default_transaction_read_only``, so every statement runs in a read-only
+transaction of its own and the server refuses every write whatever the statement hides:
+a function that writes, ``nextval``), and its ``statement_timeout`` is set to the query's
+budget, sent again only when that changes (``begin``). The rows are streamed (libpq's
+chunked rows mode) from the statement wrapped with the row cap as its ``LIMIT``: the
+server stops at the cap itself, the worker holds one chunk at a time, and a result cut
+short by the byte budget is cancelled on the server, never drained.
+
+Every statement that carries model-written SQL goes through the extended protocol
+(``stream``), which runs exactly one statement whatever the text holds; our own
+settings use the simple one. A summary computed on the engine reads the source a
+moment after the rows (two statements, two snapshots of a source that may be written
+meanwhile), as it does on MariaDB, where a cut result's connection is dropped.
 """
 from __future__ import annotations
 
 import contextlib
+import itertools
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import psycopg
+from psycopg import pq
 
 from engine.live.statement_check import RefusedFunctions
 
@@ -55,11 +66,20 @@ _MAX_DECIMAL = 38
 _NUMBER = r"^\s*[-+]?([0-9]+([.][0-9]*)?|[.][0-9]+)([eE][-+]?[0-9]+)?\s*$"
 
 
+# Rows per chunk of a streamed result (the server sends them as one message batch).
+CHUNK_ROWS = 1000
+# Rows read past a cut before a result is cancelled instead (the LIMIT leaves one).
+_DRAIN_ROWS = 2
+# Each connection's statement_timeout as last set (seconds), to send it only on change.
+_timeouts: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
 def prepare(conn: psycopg.Connection) -> None:
-    """Once per new connection: autocommit, so that each query's transaction is opened
-    by ``begin`` itself, with its settings, in one round trip."""
+    """Once per new connection: autocommit, a read-only session, our name."""
     conn.autocommit = True
-    conn.execute("SET application_name = 'sunrise-live'")
+    conn.execute("SET application_name = 'sunrise-live'; "
+                 "SET default_transaction_read_only = on")
+    _timeouts.pop(conn, None)
 
 
 def product(conn: psycopg.Connection) -> tuple[str, str]:
@@ -74,19 +94,23 @@ def session_id(conn: psycopg.Connection) -> int:
 
 
 def begin(conn: psycopg.Connection, timeout_s: float, row_cap: int) -> None:
-    """Open the query's read-only transaction with its server-side time limit: our own
-    statements only, in one simple-protocol round trip (the model's statement is always
-    sent alone, through the extended protocol, which runs exactly one)."""
-    del row_cap  # the server-side cursor stops at the cap itself
-    # A cursor's plan favours its first rows (cursor_tuple_fraction 0.1), e.g. a sort
-    # over a hash aggregate; the whole result is wanted, as a plain query would plan.
-    conn.execute(f"BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; "
-                 f"SET LOCAL statement_timeout = {max(1, int(timeout_s * 1000))}; "
-                 "SET LOCAL cursor_tuple_fraction = 1")
+    """Give the session the query's server-side time limit: a round trip only when it
+    differs from the connection's current one (the caller rounds budgets so that it
+    seldom does). Each statement then runs as a read-only transaction of its own."""
+    del row_cap  # the statement's LIMIT (``Rows``)
+    if _timeouts.get(conn) != timeout_s:
+        conn.execute(f"SET statement_timeout = {max(1, round(timeout_s * 1000))}")
+        _timeouts[conn] = timeout_s
 
 
 def end(conn: psycopg.Connection) -> None:
-    conn.execute("ROLLBACK")
+    """Nothing stays open after a statement; a connection left mid-result (or closed)
+    is refused, so it is not reused. No round trip: libpq knows."""
+    if conn.closed or conn.info.transaction_status != pq.TransactionStatus.IDLE:
+        raise psycopg.OperationalError("the connection is not idle")
+
+
+check_usable = end
 
 
 def cancel(conn: psycopg.Connection, session: int) -> None:
@@ -100,34 +124,67 @@ STOPS_EARLY = True
 
 
 class Rows:
-    """A statement's rows through a server-side cursor: ``columns``, ``types``, batches."""
+    """A statement's rows, streamed with ``row_cap`` as its LIMIT: ``columns``,
+    ``types``, batches. The statement is sent, and its first chunk read, on creation."""
 
-    def __init__(self, conn: psycopg.Connection, sql: str) -> None:
-        self._cursor = conn.cursor(name="sunrise_live", scrollable=False, withhold=False)
-        self._cursor.execute(sql)
-        description = self._cursor.description or []
+    def __init__(self, conn: psycopg.Connection, sql: str, row_cap: int) -> None:
+        self._cursor = conn.cursor()
+        # The newlines keep a trailing line comment in sql from eating the ")".
+        limited = f"SELECT * FROM (\n{sql}\n) AS sunrise_rows LIMIT {int(row_cap)}"
+        self._stream = self._cursor.stream(limited, size=CHUNK_ROWS)
+        self._first = list(itertools.islice(self._stream, CHUNK_ROWS))
+        description = self._cursor.description
+        if description is None:  # no row: psycopg describes a result by its first chunk
+            with conn.cursor() as cursor:
+                cursor.execute(f"SELECT * FROM (\n{sql}\n) AS sunrise_rows LIMIT 0",
+                               binary=True)  # binary: the extended protocol, one statement
+                description = cursor.description or []
         self.columns = [str(column.name) for column in description]
         self.types = [_type_name(column) for column in description]
 
     def batches(self, per_fetch: Callable[[], int], before_each: Callable[[], None]
                 ) -> Iterator[Sequence[tuple]]:
-        """Batches of at most ``per_fetch()`` rows (asked before each fetch);
-        ``before_each`` runs before each fetch (it raises to stop: a cancel landing
-        between two statements is not lost)."""
-        while before_each() or (batch := self._cursor.fetchmany(size := per_fetch())):
-            yield batch
-            if len(batch) < size:  # a short batch is the last: no round trip to say so
+        """The rows in chunks of ``CHUNK_ROWS`` as the server streams them (the LIMIT
+        bounds them, so ``per_fetch`` is not asked); ``before_each`` runs before each
+        chunk is handed over (it raises to stop: a cancel is not lost)."""
+        del per_fetch
+        batch = self._first
+        while True:
+            before_each()
+            if batch:
+                yield batch
+            if len(batch) < CHUNK_ROWS:  # a short chunk is the last
                 return
+            batch = list(itertools.islice(self._stream, CHUNK_ROWS))
 
     def discard(self) -> None:
         """Forget the result after a failure; whatever closing it raises is moot."""
         with contextlib.suppress(Exception):
+            self._stream.close()
+        with contextlib.suppress(Exception):
             self._cursor.close()
 
     def close(self, *, exhausted: bool) -> None:
-        """Stop the rest on the server; an exhausted portal ends with the transaction."""
+        """End the result: one cut at the LIMIT has only its end left to read; one cut
+        by the byte budget is cancelled on the server (psycopg cancels a stream closed
+        early, then reads what was already sent)."""
         if not exhausted:
-            self._cursor.close()
+            for _ in itertools.islice(self._stream, _DRAIN_ROWS):
+                pass
+        self._stream.close()
+        self._cursor.close()
+
+
+def one_row(conn: psycopg.Connection, sql: str) -> tuple | None:
+    """The first row of ``sql`` (our summary around model-written SQL), sent through the
+    extended protocol like the rows, so it runs as one statement whatever it holds."""
+    with conn.cursor() as cursor:
+        stream = cursor.stream(sql)
+        try:
+            return next(stream, None)
+        finally:
+            for _ in stream:  # one row: only the end is left
+                pass
 
 
 def _type_name(column: Any) -> str:
@@ -140,16 +197,15 @@ def _type_name(column: Any) -> str:
     return _TYPES.get(oid, "VARCHAR" if oid in (1009, 1015) else "UNKNOWN")
 
 
-def summary_select(candidates: Sequence[tuple[int, str, str]]) -> list[str]:
-    """The engine-side summary's select list, as ``result_sql``'s for DuckDB."""
-    select = ["count(*)"]
-    for index, _name, base in candidates:
-        col = f"c{index}"
-        expr = (f"CASE WHEN {col} ~ '{_NUMBER}' THEN CAST({col} AS double precision) END"
-                if base == "VARCHAR" else col)
-        select += [f"count({expr})", f"sum({expr})", f"min({expr})", f"max({expr})",
-                   f"avg({expr})"]
-    return select
+# Keeps the summary's derived table from being merged into the aggregates.
+SUMMARY_FENCE = " OFFSET 0"
+
+
+def number_expr(column: str, base: str) -> str:
+    """A summary candidate's numeric value, as ``result_sql`` reads it in DuckDB."""
+    if base == "VARCHAR":
+        return f"CASE WHEN {column} ~ '{_NUMBER}' THEN CAST({column} AS double precision) END"
+    return column
 
 
 def quote(name: str) -> str:

@@ -29,6 +29,7 @@ rests on the layers above; give the URL's token read-only access where the platf
 from __future__ import annotations
 
 import contextlib
+import itertools
 import logging
 import threading
 import time
@@ -49,7 +50,7 @@ from engine.datasets.sources import mask_spark_url
 from engine.live import spark_sql
 from engine.live.live_engine import LiveLimits
 from engine.live.query_slots import FleetSlots, LocalSlots, SlotsBusy
-from engine.live.result_rows import bounded_row, local_summary
+from engine.live.result_rows import local_summary, take_rows
 from engine.live.statement_check import StatementRefused
 from engine.sql.query_result import MAX_CELL_CHARS, MAX_COLUMNS, SHOWN_ROWS, QueryResult
 from engine.sql.result_sql import read_summary, summary_candidates
@@ -70,6 +71,8 @@ DEFAULT_PORT = 15002
 # interrupt reaches only the operations running at that moment).
 INTERRUPT_EVERY_S = 0.5
 _BLOB_BYTES = MAX_CELL_CHARS // 2
+# Rows taken from the result's stream at a time (its own batches are Arrow's).
+_BATCH_ROWS = 1000
 _COMPARABLE = ("BOOLEAN", "TINYINT", "SMALLINT", "INTEGER", "BIGINT", "FLOAT", "DOUBLE",
                "DECIMAL", "VARCHAR", "DATE", "TIMESTAMP", "TIMESTAMPTZ")
 
@@ -263,13 +266,12 @@ class SparkEngine:
         size, exhausted = 0, True
         rows = positional.selectExpr(*shown).limit(cap).toLocalIterator()
         try:
-            for raw in rows:
-                values, row_size = bounded_row(tuple(raw))
-                size += row_size
-                if size > self.limits.result_max_bytes and kept:
+            while batch := [tuple(raw) for raw in itertools.islice(rows, _BATCH_ROWS)]:
+                size, full = take_rows(batch, kept, size, cap=cap,
+                                       max_bytes=self.limits.result_max_bytes)
+                if full:
                     exhausted = False
                     break
-                kept.append(values)
         finally:
             with contextlib.suppress(Exception):
                 rows.close()

@@ -55,8 +55,7 @@ class LiveSource:
             conn.close()
 
     def running(self, needle: str = "", role: str | None = None) -> list[str]:
-        """Statements the roles (or ``role`` only, PostgreSQL) run now in the database
-        (PostgreSQL: a cursor's FETCH shows as such, after its DECLARE)."""
+        """Statements the roles (or ``role`` only, PostgreSQL) run now in the database."""
         if self.kind == "postgresql":
             by_role = f"AND usename = '{role}' " if role else ""
             rows = self.admin("SELECT query FROM pg_stat_activity WHERE state = 'active' "
@@ -222,10 +221,11 @@ def test_cancelling_a_job_stops_its_query_on_the_source(client, auth, fake_llm, 
                                              {"text": '{"answerText": "done", "charts": []}'}])
     job = client.post("/v1/jobs", headers=auth, json={
         "message": f"Count slowly {marker}", "dataset_id": dataset_id}).get_json()
-    # The cursor's FETCH is what runs the count: seen twice, it is the long part.
-    wait_until(lambda: pg_live.running(role=READER, needle="FETCH"), timeout=60, interval=0.1)
+    # The model's statement on the source (streamed, under the row cap's LIMIT).
+    wait_until(lambda: pg_live.running(role=READER, needle="generate_series"), timeout=60,
+               interval=0.1)
     time.sleep(0.5)
-    assert pg_live.running(role=READER), "the query should still be running (fetching)"
+    assert pg_live.running(role=READER), "the query should still be running"
     assert client.post(f"/v1/jobs/{job['job_id']}/cancel", headers=auth).status_code == 202
     # pg_stat_activity: no query of the job's role left (its pooled connection idles).
     wait_until(lambda: not pg_live.running(role=READER), timeout=30, interval=0.1)

@@ -64,6 +64,22 @@ def test_mariadb_refuses_writes_inside_the_read_only_transaction(maria_source, o
     assert maria_source.admin_sql("SELECT count(*) FROM audit") == [(0,)]
 
 
+def test_a_second_statement_past_the_check_is_refused_by_the_server(source, open_live):
+    """Were the parser fooled into passing two statements, the server still runs one:
+    PostgreSQL gets the model's SQL through the extended protocol (which refuses a
+    second command), MariaDB through a client without the multi-statement capability
+    (the server reads it as one statement, and a wrong one)."""
+    engine = open_live(source.writer_url)  # a role that may write
+    # Shaped to close the row cap's wrapping "SELECT * FROM (...) LIMIT n" into three
+    # statements of which the middle one writes.
+    result = engine._execute("SELECT 1) AS a; INSERT INTO regions VALUES ('x', 'y'); "
+                             "SELECT * FROM (SELECT 1", tag="t", budget_s=5)
+    expected = ("cannot insert multiple commands" if source.kind == "postgresql"
+                else "You have an error in your SQL syntax")
+    assert result.is_error and expected in result.error, result
+    assert source.admin_sql("SELECT count(*) FROM regions") == [(3,)]
+
+
 def test_the_engine_kills_a_sleep_at_the_time_limit(source, engine):
     sleep = "pg_sleep(60)" if source.kind == "postgresql" else "SLEEP(60)"
     started = time.monotonic()
@@ -94,7 +110,7 @@ def test_cancel_stops_the_query_on_the_engine(source, engine):
     worker = threading.Thread(target=lambda: results.append(
         engine._execute(f"SELECT {sleep}", tag="job-1:q1", budget_s=20)))
     worker.start()
-    # (PostgreSQL shows the cursor's FETCH, MariaDB the statement.)
+    # (Both engines show the statement itself.)
     assert _wait_until(lambda: bool(source.running()))
     started = time.monotonic()
     engine.cancel("job-1:q1")

@@ -19,6 +19,7 @@ import logging
 import os
 import socket
 import ssl
+import weakref
 from dataclasses import dataclass
 
 import psycopg
@@ -49,6 +50,8 @@ _PG_REFUSED = ("28", "3D")
 # libpq reads client certificates and passwords from the worker user's home by default;
 # a tenant's server must never receive the operator's.
 _NO_FILE = "/nonexistent/sunrise-no-client-file"
+# The socket each open MySQL connection runs on (pymysql names it only privately).
+_MYSQL_FILENOS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 @dataclass(frozen=True)
@@ -159,7 +162,18 @@ def _open_mysql(endpoint: Endpoint, address: str, policy: OutboundPolicy, displa
     except BaseException:
         sock.close()
         raise
+    _MYSQL_FILENOS[conn] = sock.fileno()  # before TLS, if any, takes the socket over
     return conn
+
+
+def socket_fileno(conn) -> int | None:
+    """The file descriptor of the socket under a connection ``connect`` opened (-1 once
+    closed), or None when it is not known (so nothing can be said of it)."""
+    if isinstance(conn, psycopg.Connection):
+        return -1 if conn.closed else conn.fileno()
+    if isinstance(conn, pymysql.connections.Connection) and not conn.open:
+        return -1
+    return _MYSQL_FILENOS.get(conn)
 
 
 def _checked_socket(address: str, endpoint: Endpoint, policy: OutboundPolicy,
