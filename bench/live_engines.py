@@ -1,6 +1,7 @@
 """Live engines against their bare drivers (issue 34): per query, the wall time of
-``LiveEngine.run`` (statement check, read-only transaction with its limits, bounded
-fetch, the result's summary) against the same statement on a bare driver connection
+``LiveEngine.run`` as a worker runs it (statement check, a slot of the dataset's
+``max_concurrent_queries`` taken and given back in Redis, the read-only session with its
+limits, bounded fetch, the result's summary) against the same statement on a bare driver connection
 (psycopg, PyMySQL: execute, fetch every row), alternated in the same run so both see the
 same host load.
 
@@ -24,9 +25,11 @@ from collections.abc import Callable
 
 import psycopg
 import pymysql
+import redis
 
 from bench import scratch_mariadb as mariadb
 from bench.figures import result, row
+from bench.worker_fleet import lease_redis_db
 
 ROUNDS, SMOKE_ROUNDS = 40, 4
 HUGE_ROUNDS, HUGE_SMOKE_ROUNDS = 5, 1  # a bare fetch of a million rows takes seconds
@@ -116,7 +119,9 @@ def _measure(kind: str, rounds: int, huge_rounds: int) -> dict[str, dict[str, li
     name = f"sunrise_bench_live_{os.getpid()}"
     url, bare, drop = (_postgres if kind == "postgresql" else _mariadb)(name)
     policy = OutboundPolicy(allow=(AllowEntry.parse("127.0.0.1"),))
-    engine = open_engine(url, outbound=policy, limits=LiveLimits(timeout_s=60.0))
+    redis_url, release_redis = lease_redis_db()
+    engine = open_engine(url, outbound=policy, limits=LiveLimits(timeout_s=60.0),
+                         redis=redis.Redis.from_url(redis_url), dataset=name)
     walls: dict[str, dict[str, list[float]]] = {q: {"sunrise": [], "bare": []}
                                                  for q in QUERIES}
     try:
@@ -129,6 +134,7 @@ def _measure(kind: str, rounds: int, huge_rounds: int) -> dict[str, dict[str, li
     finally:
         engine.close()
         drop()
+        release_redis()
     return walls
 
 
