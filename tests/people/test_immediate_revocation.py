@@ -79,3 +79,21 @@ def test_a_deleted_users_personal_key_stops_at_once_in_another_process(two_apps,
     assert here.delete(f"/v1/users/{gone}", headers=auth).status_code == 204
 
     assert there.get("/v1/me", headers=personal).status_code in (401, 403)
+
+
+def test_without_redis_requests_are_served_and_the_cache_window_bounds_a_change(
+        auth, settings):
+    # A process whose Redis refuses connections: the rate limiter lets requests through
+    # and no generation can be read, so what it remembered serves for key_cache_s.
+    cut_off = create_app(settings=settings.model_copy(update={
+        "key_cache_s": 3600, "redis_url": "redis://127.0.0.1:9/0"})).test_client()
+    here = create_app(settings=settings).test_client()
+    tenant_id, _ = tenant_of(settings, auth["Authorization"].split()[1])
+    sam = make_user(settings, tenant_id, "sam", role="analyst")
+    assert cut_off.get("/v1/me", headers=acting(auth, "sam")).status_code == 200
+
+    assert here.patch(f"/v1/users/{sam}", headers=auth, json={"disabled": True}
+                      ).status_code == 200
+
+    assert cut_off.get("/v1/me", headers=acting(auth, "sam")).status_code == 200
+    assert here.get("/v1/me", headers=acting(auth, "sam")).status_code == 403
