@@ -11,8 +11,11 @@ by a console session cookie (``api/sessions.py``). It then acts as a ``Principal
 - a user's personal key, and a console session, act as their user.
 
 Key grants and users' principals are remembered for ``key_cache_s`` seconds
-(``api/tenant_cache.py``): a revoked key, or a user's changed role, takes up to that long
-to reach API processes that used it just before.
+(``api/tenant_cache.py``), stamped with the tenant's access generation
+(``shared/access_generation.py``). ``authenticate`` serves what is remembered;
+``confirm_access``, given the current generation by the rate limiter's round trip, reads
+again whatever is stamped otherwise, so a revoked key, a disabled user or a changed role
+is refused or applied on the next request in every process.
 """
 from __future__ import annotations
 
@@ -24,6 +27,7 @@ from sqlalchemy import select
 
 from api.resources import resources
 from api.sessions import SESSION_COOKIE, session_user
+from api.tenant_cache import ANY
 from shared.errors import Forbidden, InvalidKey, Unauthorized, ValidationFailed
 from shared.keys import KeyGrant, get_or_create_tenant, grant_for_key, hash_key
 from shared.models import Tenant, User
@@ -50,8 +54,30 @@ def authenticate() -> None:
     The key comes from ``Authorization: Bearer``, or from ``?access_token=`` on the GET
     views marked ``accepts_query_token`` only: a key in a URL ends up in logs and
     histories, which is acceptable for a read-only link and not for a change.
+    Remembered grants and principals serve whatever their stamp; ``confirm_access``
+    checks the stamps.
     """
-    res = resources()
+    _authenticate(resources(), ANY)
+
+
+def confirm_access(generation: str | None) -> None:
+    """Authenticate again, reading what was remembered under another generation, unless
+    every grant and principal this request used is stamped ``generation`` (the tenant's
+    current one, None if it never changed). Raises as ``authenticate`` does: a key
+    revoked or a user disabled in another process is refused here."""
+    stamps = g.get("access_stamps")
+    if stamps and any(stamp is not ANY and stamp != generation for stamp in stamps):
+        _authenticate(resources(), generation)
+
+
+def _remembered(res, digest, load, generation):
+    stamp, value = res.tenant_ids.stamped(digest, load, generation)
+    g.access_stamps.append(stamp)
+    return value
+
+
+def _authenticate(res, generation) -> None:
+    g.access_stamps = []
     if res.settings.auth == "disabled":
         g.tenant_id = res.tenant_ids.tenant_id(DEFAULT_TENANT, lambda: _default_tenant_id(res))
         g.principal, g.actor = Principal(tenant_id=g.tenant_id), "auth-disabled"
@@ -60,7 +86,7 @@ def authenticate() -> None:
     scheme, _, key = header.partition(" ")
     if not header and "access_token" not in request.args \
             and request.cookies.get(SESSION_COOKIE):
-        _authenticate_session(res, request.cookies[SESSION_COOKIE])
+        _authenticate_session(res, request.cookies[SESSION_COOKIE], generation)
         return
     if not key and "access_token" in request.args:
         if not _accepts_query_token():
@@ -71,7 +97,8 @@ def authenticate() -> None:
     if scheme.lower() != "bearer" or not key.strip():
         raise Unauthorized("Send your API key as 'Authorization: Bearer <key>'.")
     key = key.strip()
-    grant: KeyGrant | None = res.tenant_ids.value(hash_key(key), lambda: _key_grant(res, key))
+    grant: KeyGrant | None = _remembered(res, hash_key(key), lambda: _key_grant(res, key),
+                                         generation)
     if grant is None:
         raise InvalidKey("The API key is unknown or revoked.")
     g.tenant_id = grant.tenant_id
@@ -80,12 +107,13 @@ def authenticate() -> None:
         if acting is not None:
             raise Forbidden(f"A personal key acts only as its own user; {USER_HEADER} is "
                             "for service keys with the act_as scope.")
-        principal = _user_principal(res, grant.tenant_id, grant.user_id, grant.scopes)
+        principal = _user_principal(res, grant.tenant_id, grant.user_id, grant.scopes,
+                                    generation)
     elif acting is not None:
         if "act_as" not in grant.scopes:
             raise Forbidden(f"{USER_HEADER} needs a key with the act_as scope; this key "
                             f"has {', '.join(sorted(grant.scopes))}.")
-        principal = _acting_principal(res, grant, acting)
+        principal = _acting_principal(res, grant, acting, generation)
     else:
         g.principal, g.actor = Principal(tenant_id=grant.tenant_id, scopes=grant.scopes), \
             f"key:{grant.prefix}"
@@ -93,26 +121,27 @@ def authenticate() -> None:
     g.principal, g.actor = principal, f"user:{principal.external_id}"
 
 
-def _authenticate_session(res, token: str) -> None:
+def _authenticate_session(res, token: str, generation) -> None:
     tenant_id, user_id = session_user(token)
-    principal = _user_principal(res, tenant_id, user_id, SCOPES - {"act_as"})
+    principal = _user_principal(res, tenant_id, user_id, SCOPES - {"act_as"}, generation)
     g.tenant_id, g.principal, g.actor = tenant_id, principal, f"user:{principal.external_id}"
 
 
-def _user_principal(res, tenant_id: int, user_id: int, scopes: frozenset[str]) -> Principal:
+def _user_principal(res, tenant_id: int, user_id: int, scopes: frozenset[str],
+                    generation) -> Principal:
     def load() -> Principal | None:
         with res.session() as s:
             user = s.get(User, user_id)
             return None if user is None or user.tenant_id != tenant_id or user.disabled \
                 else principal_for_user(user, scopes)
 
-    principal = res.tenant_ids.value(("user", tenant_id, user_id, scopes), load)
+    principal = _remembered(res, ("user", tenant_id, user_id, scopes), load, generation)
     if principal is None:
         raise Forbidden("This user is disabled or deleted.")
     return principal
 
 
-def _acting_principal(res, grant: KeyGrant, external_id: str) -> Principal:
+def _acting_principal(res, grant: KeyGrant, external_id: str, generation) -> Principal:
     try:
         check_external_id(external_id)
     except ValidationFailed as exc:
@@ -133,7 +162,8 @@ def _acting_principal(res, grant: KeyGrant, external_id: str) -> Principal:
                                    role="viewer", groups=())
             return None if user.disabled else principal_for_user(user, scopes)
 
-    principal = res.tenant_ids.value(("acting", grant.tenant_id, external_id, scopes), load)
+    principal = _remembered(res, ("acting", grant.tenant_id, external_id, scopes), load,
+                            generation)
     if principal is None:
         raise Forbidden(f"User {external_id!r} is disabled.")
     return principal

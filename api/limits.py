@@ -13,6 +13,10 @@ nothing yet this minute may make one request larger than the whole budget (a big
 batch), which then uses up the minute; a budget of 0 refuses everything. Both fail open when Redis is unreachable or
 hung: accepting work matters more than metering it. One Redis round trip per request,
 refused or not (a Lua script; a view whose question cost is fixed is charged both at once).
+
+The same round trip reads the tenant's access generation (``shared/access_generation.py``)
+for ``api.auth.confirm_access``: a key revoked or a user changed in another process is
+noticed on the next request without a round trip of its own.
 """
 from __future__ import annotations
 
@@ -26,7 +30,9 @@ import redis
 from flask import current_app, g, request
 from redis.commands.core import Script
 
+from api.auth import confirm_access
 from api.resources import Resources, resources
+from shared.access_generation import generation_key
 from shared.errors import RateLimited
 
 logger = logging.getLogger(__name__)
@@ -50,8 +56,10 @@ def limit_requests() -> None:
     view's fixed question cost, if it has one)."""
     view = current_app.view_functions.get(request.endpoint or "")
     questions = getattr(view, "question_cost", 0)
-    _take(resources(), g.tenant_id, {"requests": 1, **({"questions": questions} if questions
-                                                      else {})})
+    generation = _take(resources(), g.tenant_id, {"requests": 1, **(
+        {"questions": questions} if questions else {})})
+    if generation is not UNREAD:
+        confirm_access(generation)
 
 
 def check_questions(res: Resources, tenant_id: int, questions: int) -> None:
@@ -59,29 +67,34 @@ def check_questions(res: Resources, tenant_id: int, questions: int) -> None:
     _take(res, tenant_id, {"questions": questions})
 
 
-# KEYS: one counter per budget of the request. ARGV: the counters' expiry, then each
-# budget's cost and limit. Every counter takes its cost; when one goes past its limit
-# (unless it was the minute's first spend and the limit is not 0: a big batch) all
-# are given back. Returns 0, or the 1-based number of the first budget over and what
-# it would have counted.
+# The generation when Redis did not answer: nothing to confirm remembered grants with.
+UNREAD = object()
+
+# KEYS: the tenant's access generation, then one counter per budget of the request.
+# ARGV: the counters' expiry, then each budget's cost and limit. Every counter takes its
+# cost; when one goes past its limit (unless it was the minute's first spend and the
+# limit is not 0: a big batch) all are given back. Returns 0, or the 1-based number of
+# the first budget over, what it would have counted, and the generation (nil if none).
 _TAKE = """
 local over, count = 0, 0
-for i, key in ipairs(KEYS) do
-  local cost, limit = tonumber(ARGV[2 * i]), tonumber(ARGV[2 * i + 1])
-  local used = redis.call('INCRBY', key, cost)
-  redis.call('EXPIRE', key, ARGV[1])
+for i = 2, #KEYS do
+  local cost, limit = tonumber(ARGV[2 * i - 2]), tonumber(ARGV[2 * i - 1])
+  local used = redis.call('INCRBY', KEYS[i], cost)
+  redis.call('EXPIRE', KEYS[i], ARGV[1])
   if over == 0 and used > limit and (used ~= cost or limit == 0) then
-    over, count = i, used
+    over, count = i - 1, used
   end
 end
 if over > 0 then
-  for i, key in ipairs(KEYS) do redis.call('DECRBY', key, ARGV[2 * i]) end
+  for i = 2, #KEYS do redis.call('DECRBY', KEYS[i], ARGV[2 * i - 2]) end
 end
-return {over, count}
+return {over, count, redis.call('GET', KEYS[1])}
 """
 
 
-def _take(res: Resources, tenant_id: int, costs: dict[str, int]) -> None:
+def _take(res: Resources, tenant_id: int, costs: dict[str, int]):
+    """Count ``costs``; raise RateLimited past a budget. Returns the tenant's access
+    generation (None if it has none), or ``UNREAD`` when Redis did not answer."""
     limits = {"requests": res.settings.rate_limit_per_minute,
               "questions": res.settings.question_limit_per_minute}
     window = int(time.time() // 60)
@@ -89,13 +102,14 @@ def _take(res: Resources, tenant_id: int, costs: dict[str, int]) -> None:
     for budget, cost in costs.items():
         args += [cost, limits[budget]]
     try:
-        over, count = _take_script(res.redis)(
-            keys=[f"sunrise:rate:{budget}:{tenant_id}:{window}" for budget in costs], args=args)
+        over, count, generation = _take_script(res.redis)(
+            keys=[generation_key(tenant_id), *(f"sunrise:rate:{budget}:{tenant_id}:{window}"
+                                               for budget in costs)], args=args)
     except Exception as exc:
         logger.warning("rate limit not checked (Redis unavailable: %s)", exc)
-        return
+        return UNREAD
     if not over:
-        return
+        return generation
     budget = list(costs)[over - 1]
     retry_after = max(1, 60 - int(time.time()) % 60)
     raise RateLimited(f"Rate limit of {limits[budget]} {budget} a minute exceeded (this one "

@@ -20,7 +20,7 @@ ACTIONS = frozenset({
     "job", "user.create", "user.update", "user.delete", "key.create", "key.revoke",
     "dataset.create", "dataset.update", "dataset.delete", "dataset.access", "sign_in",
     "sign_out", "schedule.create", "schedule.update", "schedule.delete",
-    "verified_query.create", "verified_query.delete",
+    "verified_query.create", "verified_query.delete", "tenant.update",
 })
 
 

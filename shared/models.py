@@ -89,7 +89,8 @@ class Tenant(Base):
     id: Mapped[int] = mapped_column(Id, primary_key=True, autoincrement=True)
     name: Mapped[str] = mapped_column(ExactToken(100), unique=True)
     created_at: Mapped[dt.datetime] = mapped_column(UtcDateTime, default=utcnow)
-    # What ``Sunrise-User: <unknown external id>`` does: "create" a viewer, or "refuse".
+    # What ``Sunrise-User: <unknown external id>`` does: "create" a viewer, or "refuse"
+    # (``shared.people.UNKNOWN_USERS``; set by ``PATCH /v1/tenant``).
     unknown_users: Mapped[str] = mapped_column(String(16), default="create",
                                                server_default="create")
 

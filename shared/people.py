@@ -21,6 +21,9 @@ from shared.models import SignInLink, Tenant, User, utcnow
 from shared.principal import ROLES, SCOPES, Principal
 
 SIGN_IN_LINK_TTL_S = 24 * 3600
+# What ``Sunrise-User: <external id nobody has>`` does, as ``tenants.unknown_users``
+# stores it: "create" the user as a viewer, or "refuse" (403).
+UNKNOWN_USERS = ("create", "refuse")
 MAX_GROUPS = 100
 MAX_TEXT = 200
 

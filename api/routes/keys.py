@@ -11,6 +11,7 @@ from api.resources import resources
 from api.schemas.keys import KeyList
 from api.services.keys import revoke_tenant_key, tenant_keys
 from api.spec import spec
+from shared.access_generation import bump
 
 bp = Blueprint("keys", __name__, url_prefix="/v1/keys")
 bp.before_request(authenticate)
@@ -28,12 +29,14 @@ def list_keys():
 
 
 @spec.doc("DELETE", "/v1/keys/{key_id}", "Revoke one of your keys (it may be the one you "
-          "send). API processes that used it may accept it for up to key_cache_s seconds "
-          "more.", responses={204: None, 409: None}, tag="keys")
+          "send). Every API process refuses it from the next request (within key_cache_s "
+          "seconds should Redis be unreachable).", responses={204: None, 409: None},
+          tag="keys")
 @bp.delete("/<key_id>")
 def revoke_key(key_id: str):
     res = resources()
     with res.session() as s:
         revoke_tenant_key(s, g.tenant_id, key_id)
+    bump(res.redis, g.tenant_id)
     note("key.revoke", key_id)
     return Response(status=204)

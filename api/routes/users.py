@@ -12,6 +12,7 @@ from api.resources import resources
 from api.schemas.users import MeOut, UserCreate, UserList, UserListQuery, UserOut, UserPatch
 from api.services import users as user_service
 from api.spec import spec
+from shared.access_generation import bump
 from shared.models import User
 
 bp = Blueprint("users", __name__, url_prefix="/v1")
@@ -53,15 +54,18 @@ def get_user(user_id: int):
 
 
 @spec.doc("PATCH", "/v1/users/{user_id}", "Change a user's email, role, groups, attributes "
-          "or disable them (admins; only owners change owners). API processes may act "
-          "on the old values for up to key_cache_s seconds.", body=UserPatch,
+          "or disable them (admins; only owners change owners). Every API process acts "
+          "on the new values from the next request.", body=UserPatch,
           responses={200: UserOut}, tag="users")
 @bp.patch("/users/<int:user_id>")
 def patch_user(user_id: int):
     principal = _admin()
     body = parse_body(UserPatch)
-    with resources().session() as s:
-        return user_service.update_user(s, principal, user_id, body, actor())
+    res = resources()
+    with res.session() as s:
+        view = user_service.update_user(s, principal, user_id, body, actor())
+    bump(res.redis, principal.tenant_id)
+    return view
 
 
 @spec.doc("DELETE", "/v1/users/{user_id}", "Delete a user with their personal keys and "
@@ -70,8 +74,10 @@ def patch_user(user_id: int):
 @bp.delete("/users/<int:user_id>")
 def delete_user(user_id: int):
     principal = _admin()
-    with resources().session() as s:
+    res = resources()
+    with res.session() as s:
         user_service.delete_user(s, principal, user_id, actor())
+    bump(res.redis, principal.tenant_id)
     return Response(status=204)
 
 

@@ -13,5 +13,7 @@ class KeyOut(BaseModel):
 
 class KeyList(BaseModel):
     items: list[KeyOut]
-    key_cache_s: float = Field(description="A revoked key may still be accepted for this "
-                                           "many seconds by API processes that used it.")
+    key_cache_s: float = Field(description="How long API processes remember a key. A "
+                                           "revoked key is refused from the next request; "
+                                           "only while Redis is unreachable may it be "
+                                           "accepted this many seconds more.")

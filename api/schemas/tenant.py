@@ -3,7 +3,14 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from shared.people import UNKNOWN_USERS
+
+UnknownUsers = Literal[UNKNOWN_USERS]
+UNKNOWN_USERS_HELP = ("What a Sunrise-User naming an external id no user has does: create "
+                      "creates that user as a viewer, refuse answers 403 (create users "
+                      "first with POST /v1/users).")
 
 Usd = Field(default=None, ge=0, le=10_000_000, allow_inf_nan=False,
             description="US dollars; null for no limit on this period.")
@@ -21,10 +28,20 @@ class BudgetIn(BaseModel):
 
 
 class TenantPatch(BaseModel):
+    """The settings to change; those left out stay as they are."""
+
     model_config = ConfigDict(extra="forbid")
 
-    budget: BudgetIn | None = Field(description="The cost budget (UTC day and month); "
-                                                "null removes it.")
+    budget: BudgetIn | None = Field(default=None, description="The cost budget (UTC day "
+                                    "and month); null removes it. Owners only.")
+    unknown_users: UnknownUsers = Field(default=None, description=UNKNOWN_USERS_HELP
+                                        + " Admins and owners.")
+
+    @model_validator(mode="after")
+    def needs_a_setting(self) -> TenantPatch:
+        if not self.model_fields_set:
+            raise ValueError("send budget, unknown_users or both")
+        return self
 
 
 class BudgetOut(BaseModel):
@@ -43,5 +60,6 @@ class SpendOut(BaseModel):
 class TenantOut(BaseModel):
     tenant_id: int
     name: str
+    unknown_users: UnknownUsers = Field(description=UNKNOWN_USERS_HELP)
     budget: BudgetOut | None
     spend: SpendOut

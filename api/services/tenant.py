@@ -1,4 +1,4 @@
-"""Tenant use cases: read the tenant with its budget and spend, change its budget."""
+"""Tenant use cases: read the tenant with its settings and spend, change its settings."""
 from __future__ import annotations
 
 import logging
@@ -7,6 +7,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from api.schemas.tenant import TenantPatch
+from shared.audit import record
 from shared.budgets import budget_view, set_budget
 from shared.errors import Forbidden
 from shared.models import Tenant
@@ -16,17 +17,38 @@ logger = logging.getLogger(__name__)
 
 
 def tenant_view(session: Session, tenant_id: int) -> dict[str, Any]:
-    """The tenant's id, name, budget (or None) and spend this UTC day and month."""
+    """The tenant's id, name, ``unknown_users``, budget (or None) and spend this UTC day
+    and month."""
     tenant = session.get(Tenant, tenant_id)
-    return {"tenant_id": tenant.id, "name": tenant.name, **budget_view(session, tenant_id)}
+    return {"tenant_id": tenant.id, "name": tenant.name,
+            "unknown_users": tenant.unknown_users, **budget_view(session, tenant_id)}
 
 
-def update_tenant(session: Session, principal: Principal, body: TenantPatch) -> dict[str, Any]:
-    """Apply ``body`` (the budget) for an owner; raises Forbidden for anyone else."""
-    if principal.role != "owner":
+def update_tenant(session: Session, principal: Principal, body: TenantPatch,
+                  actor: str) -> dict[str, Any]:
+    """Apply the settings ``body`` holds and audit them (``tenant.update``, each changed
+    setting before and after); returns the tenant's view.
+
+    The budget is for owners; ``unknown_users`` for admins and owners, through a key with
+    the ``admin`` scope. Raises Forbidden, changing nothing, for anyone else."""
+    given = body.model_fields_set
+    if "budget" in given and principal.role != "owner":
         raise Forbidden("Only the tenant's owners may change its budget.")
-    budget = None if body.budget is None else body.budget.model_dump()
-    set_budget(session, principal.tenant_id, budget)
+    if "unknown_users" in given and not (principal.is_admin and "admin" in principal.scopes):
+        raise Forbidden("Only admins and owners, with a key that has the 'admin' scope, may "
+                        "change unknown_users.")
+    before = tenant_view(session, principal.tenant_id)
+    if "budget" in given:
+        set_budget(session, principal.tenant_id,
+                   None if body.budget is None else body.budget.model_dump())
+    if "unknown_users" in given:
+        session.get(Tenant, principal.tenant_id).unknown_users = body.unknown_users
     session.flush()
-    logger.info("tenant %s budget set to %s", principal.tenant_id, budget)
-    return tenant_view(session, principal.tenant_id)
+    after = tenant_view(session, principal.tenant_id)
+    record(session, principal.tenant_id, "tenant.update", actor=actor,
+           user_id=principal.user_id, target=str(principal.tenant_id),
+           details={"before": {name: before[name] for name in sorted(given)},
+                    "after": {name: after[name] for name in sorted(given)}})
+    logger.info("tenant %s settings changed: %s", principal.tenant_id,
+                {name: after[name] for name in sorted(given)})
+    return after

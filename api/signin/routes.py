@@ -19,6 +19,7 @@ from api.resources import resources
 from api.sessions import start_session
 from api.signin.oidc_client import CLOCK_LEEWAY_S, oidc_client
 from api.signin.return_to import checked_return_to
+from shared.access_generation import bump
 from shared.errors import NotFound, ServiceUnavailable, Unauthorized
 from shared.keys import get_or_create_tenant
 from shared.oidc_claims import user_fields
@@ -72,6 +73,8 @@ def callback():
     with resources().session() as s:
         tenant_id = get_or_create_tenant(s, settings.oidc_tenant).id
         user_id = upsert_user(s, tenant_id, **fields).id
+    # The provider's claims may have changed the user's role or groups.
+    bump(resources().redis, tenant_id)
     response = redirect(checked_return_to(return_to), code=303)
     # The callback URL carries the code: keep it out of caches and of the next Referer.
     response.headers["Cache-Control"] = "no-store"

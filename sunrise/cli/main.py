@@ -194,20 +194,23 @@ def keys_list(tenant: str) -> None:
 @keys.command("revoke")
 @click.argument("key_id", type=int)
 def keys_revoke(key_id: int) -> None:
-    """Revoke key KEY_ID (see `keys list`). API processes that used it may still accept it
-    for up to SUNRISE_KEY_CACHE_S seconds."""
+    """Revoke key KEY_ID (see `keys list`). API processes refuse it from their next
+    request (should Redis be unreachable, within SUNRISE_KEY_CACHE_S seconds)."""
+    from shared.access_generation import bump
     from shared.audit import record
     from shared.db import session_scope
     from shared.keys import revoke_key
+    from shared.redis_client import redis_for
 
     with session_scope(_settings().database_url) as s:
         key = revoke_key(s, key_id)
         if key is None:
             raise click.ClickException(f"no key {key_id}")
         record(s, key.tenant_id, "key.revoke", actor="cli", target=key.prefix)
-        click.echo(f"key {key_id} ({key.prefix}…) revoked at {key.revoked_at.isoformat()}; "
-                   f"cached API processes may accept it for up to "
-                   f"{_settings().key_cache_s:g} s more")
+        tenant_id, prefix, revoked_at = key.tenant_id, key.prefix, key.revoked_at
+    bump(redis_for(_settings().redis_url), tenant_id)
+    click.echo(f"key {key_id} ({prefix}…) revoked at {revoked_at.isoformat()}; API "
+               f"processes refuse it from their next request")
 
 
 @main.command("sample-data")

@@ -24,6 +24,15 @@ def _database_url() -> str:
     return get_settings().database_url
 
 
+def _changed(tenant_id: int) -> None:
+    """Make API processes read the tenant's users again from their next request."""
+    from shared.access_generation import bump
+    from shared.config import get_settings
+    from shared.redis_client import redis_for
+
+    bump(redis_for(get_settings().redis_url), tenant_id)
+
+
 @click.group()
 def users() -> None:
     """A tenant's users: create them and give them a sign-in link."""
@@ -58,6 +67,7 @@ def users_create(tenant: str, email: str, role: str, external_id: str | None,
         record(s, owner.id, "user.create", actor="cli", target=str(user.id),
                details={"external_id": user.external_id, "email": user.email, "role": role})
         token = create_sign_in_link(s, user)
+    _changed(owner.id)
     click.echo(f"user {user.external_id!r} ({role}) of tenant {tenant!r}; their sign-in "
                "link, shown once, works once within a day:")
     click.echo(f"{url.rstrip('/')}/v1/sign-in/{token}")

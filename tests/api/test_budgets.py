@@ -138,7 +138,8 @@ def test_only_owners_change_the_budget(settings, tenant):
     _auth, tenant_id, _ = tenant
     body = TenantPatch(budget={"monthly_usd": 5})
     with session_scope(settings.database_url) as s, pytest.raises(Forbidden):
-        update_tenant(s, Principal(tenant_id=tenant_id, user_id=1, role="admin"), body)
+        update_tenant(s, Principal(tenant_id=tenant_id, user_id=1, role="admin"), body,
+                      "user:ada")
     with session_scope(settings.database_url) as s:
         assert s.get(TenantBudget, tenant_id) is None
 

@@ -26,7 +26,7 @@ def test_list_shows_keys_without_secrets_and_revoke_stops_the_key(cli_env):  # n
 
     revoked = sunrise(cli_env, "keys", "revoke", lines[0][0])
     assert revoked.returncode == 0, revoked.stderr
-    assert "revoked" in revoked.stdout and "s more" in revoked.stdout
+    assert "revoked" in revoked.stdout and "from their next request" in revoked.stdout
     after = [line.split("\t") for line in
              sunrise(cli_env, "keys", "list", "--tenant", "acme").stdout.strip().splitlines()]
     assert after[0][3] != "-" and after[1][3] == "-"

@@ -10,11 +10,12 @@ import datetime as dt
 import pytest
 from sqlalchemy import func, select, update
 
+from shared.audit import record_job
 from shared.celery_factory import CHAT_QUEUE, REPORTS_QUEUE, make_celery
 from shared.db import session_scope
 from shared.events import EventLog
 from shared.job_view import job_to_dict
-from shared.models import Job, LlmCall, Message, utcnow
+from shared.models import AuditEntry, Job, LlmCall, Message, ToolCall, User, utcnow
 from shared.redis_client import redis_for
 from tests.utils.job_checks import assert_answered_once, terminal_events
 from worker.jobs.reaper import Reaper
@@ -79,6 +80,39 @@ def test_after_max_attempts_the_job_fails_and_its_terminal_event_is_published(
     assert terminal_events(settings, job_id) == ["failed"]
     assert reaper.run_once()["failed"] == 0, "a second sweep changes nothing"
     assert terminal_events(settings, job_id) == ["failed"]
+
+
+def test_a_job_the_reaper_fails_gets_its_audit_entry_as_every_ending_does(
+        settings, client, auth, reaper):
+    job_id = _submit(client, {**auth, "Sunrise-User": "reaped-user"}, "Which carrier won?")
+    _set(settings, job_id, status="running", attempt=settings.max_attempts,
+         heartbeat_at=_ago(60))
+    with session_scope(settings.database_url) as s:  # what its last attempt had run
+        s.add_all([ToolCall(job_id=job_id, attempt=settings.max_attempts - 1, round=0,
+                            sql="SELECT 'an earlier attempt'"),
+                   ToolCall(job_id=job_id, attempt=settings.max_attempts, round=0,
+                            sql="SELECT carrier FROM flights")])
+    assert reaper.run_once()["failed"] == 1
+    assert reaper.run_once()["failed"] == 0
+
+    with session_scope(settings.database_url) as s:
+        job = s.get(Job, job_id)
+        (entry,) = s.scalars(select(AuditEntry).where(AuditEntry.target == job_id)).all()
+        user = s.scalar(select(User).where(User.tenant_id == job.tenant_id,
+                                           User.external_id == "reaped-user"))
+        # The shape a worker's own ending writes, for comparison.
+        expected = {"action": "job", "tenant_id": job.tenant_id, "user_id": user.id,
+                    "actor": f"user:{user.id}", "at": job.finished_at}
+        with s.begin_nested() as nested:
+            record_job(s.connection(), job, "failed", at=job.finished_at)
+            (shape,) = s.scalars(select(AuditEntry.details).where(
+                AuditEntry.target == job_id, AuditEntry.id != entry.id)).all()
+            nested.rollback()
+    assert {name: getattr(entry, name) for name in expected} == expected
+    assert entry.details == shape
+    assert entry.details["status"] == "failed"
+    assert entry.details["question"] == "Which carrier won?"
+    assert entry.details["sql"] == ["SELECT carrier FROM flights"]
 
 
 def test_a_job_that_never_reached_the_broker_is_enqueued(settings, client, auth, reaper):

@@ -2,8 +2,9 @@
 
 - A ``running`` job whose heartbeat is older than ``stale_after_s`` (its worker died)
   goes back to ``queued`` and is enqueued again, or, once it has used
-  ``max_attempts`` attempts, ends ``failed`` with ``worker_lost`` and its terminal
-  event is published.
+  ``max_attempts`` attempts, ends ``failed`` with ``worker_lost``: its audit entry is
+  written with that change, as every job ending's is, and its terminal event is
+  published.
 - A ``queued`` job that never reached the broker (``enqueued_at`` unset: Redis was
   down when the API committed it) is enqueued.
 - A ``queued`` job whose message the broker lost (Redis restarted without
@@ -37,6 +38,7 @@ from kombu.exceptions import ChannelError
 from sqlalchemy import func, select
 
 from shared import dataset_state, job_state
+from shared.audit import record_job
 from shared.celery_factory import DATASETS_QUEUE
 from shared.config import Settings
 from shared.db import session_factory
@@ -186,7 +188,9 @@ class Reaper:
                     f"responding {attempt} times; giving up.")
                     if exhausted else job_state.REQUEUE.apply(s, **guard))
                 if changed and exhausted:
-                    failed.append(s.get(Job, job_id))
+                    job = s.get(Job, job_id)
+                    record_job(s.connection(), job, "failed", at=now)
+                    failed.append(job)
                     logger.error("job %s failed for good: worker lost %d times", job_id, attempt)
                 elif changed:
                     back.append(job_id)
