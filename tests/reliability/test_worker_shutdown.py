@@ -1,12 +1,12 @@
 """A worker's warm shutdown closes its live engines (worker/jobs/live_engines.py).
 
 Real processes: a Celery worker subprocess, a private redis-server, MariaDB, the
-offline model over HTTP, and a live dataset on the machine's PostgreSQL reached through
-a loopback proxy that keeps the last bytes each client sent. After a job on the live
-dataset the worker's pool holds its connections for the next job; on SIGTERM the worker
-exits within a bound, every one of them ends with PostgreSQL's Terminate message (a
-process that just exits sends none: its sessions end on a lost connection), and no
-'sunrise-live' session of the source is left.
+offline model over HTTP, and a live dataset on the machine's PostgreSQL or MariaDB
+reached through a loopback proxy that keeps the last bytes each client sent. After a job
+on the live dataset the worker's pool holds its connections for the next job; on SIGTERM
+the worker exits within a bound, every one of them ends with the protocol's goodbye
+(PostgreSQL's Terminate, MySQL's COM_QUIT; a process that just exits sends none: its
+sessions end on a lost connection), and no session of the engine is left on the source.
 """
 from __future__ import annotations
 
@@ -16,34 +16,49 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.datasets.test_live_datasets import create_live, pg_live  # noqa: F401 -- fixture
+from tests.datasets.test_live_datasets import (  # noqa: F401 -- fixtures
+    READER,
+    create_live,
+    live_source,
+    maria_live,
+    pg_live,
+)
 from tests.utils.datasets import wait_imported
 from tests.utils.tcp_proxy import TcpProxy
 from tests.utils.waiting import wait_for_status, wait_until
 
 pytestmark = pytest.mark.fault
 
-TERMINATE = b"X\x00\x00\x00\x04"  # PostgreSQL's Terminate: the client ended its session
+PORTS = {"postgresql": 5432, "mariadb": 3306}
+# The last message of a client that ends its session: PostgreSQL's Terminate, MySQL's
+# COM_QUIT packet.
+GOODBYE = {"postgresql": b"X\x00\x00\x00\x04", "mariadb": b"\x01\x00\x00\x00\x01"}
 # Celery's warm shutdown with no task left, plus at most SHUTDOWN_CLOSE_S of closing.
 EXIT_WITHIN_S = 15.0
 
 
 @pytest.fixture
-def pg_proxy() -> Iterator[TcpProxy]:
-    with TcpProxy("127.0.0.1", 5432) as proxy:
+def source_proxy(live_source) -> Iterator[TcpProxy]:  # noqa: F811 -- the fixture
+    with TcpProxy("127.0.0.1", PORTS[live_source.kind]) as proxy:
         yield proxy
 
 
 def live_sessions(source) -> int:
-    """The source's sessions opened by live engines (their application_name)."""
-    return source.admin("SELECT count(*) FROM pg_stat_activity WHERE application_name = "
-                        f"'sunrise-live' AND datname = '{source.database}'")[0][0]
+    """The source's sessions opened by live engines (PostgreSQL: their application_name;
+    MariaDB: the reader's)."""
+    if source.kind == "postgresql":
+        return source.admin("SELECT count(*) FROM pg_stat_activity WHERE application_name = "
+                            f"'sunrise-live' AND datname = '{source.database}'")[0][0]
+    return source.admin("SELECT count(*) FROM information_schema.PROCESSLIST WHERE "
+                        f"USER = '{READER}' AND DB = '{source.database}'")[0][0]
 
 
 def test_a_stopped_worker_ends_its_live_sessions_on_the_source(
-        client, auth, fake_llm, launcher, pg_live, pg_proxy):  # noqa: F811 -- the fixture
+        client, auth, fake_llm, launcher, live_source, source_proxy):  # noqa: F811
     worker = launcher.worker("live")
-    url = pg_live.reader_url.replace("@127.0.0.1:5432/", f"@127.0.0.1:{pg_proxy.port}/")
+    port = PORTS[live_source.kind]
+    url = live_source.reader_url.replace(f"@127.0.0.1:{port}/",
+                                         f"@127.0.0.1:{source_proxy.port}/")
     dataset_id = create_live(client, auth, url, tables=["measures"])["dataset_id"]
     view = wait_imported(client, auth, dataset_id, timeout=120)
     assert view["status"] == "ready", view
@@ -51,8 +66,8 @@ def test_a_stopped_worker_ends_its_live_sessions_on_the_source(
         "message": "How many measures are there?", "dataset_id": dataset_id}).get_json()
     done = wait_for_status(client, auth, job["job_id"], timeout=90)
     assert done["status"] == "succeeded", (done, launcher.logs())
-    held = pg_proxy.open_connections()
-    assert held and live_sessions(pg_live) >= 1, "the worker's pool keeps its connections"
+    held = source_proxy.open_connections()
+    assert held and live_sessions(live_source) >= 1, "the worker's pool keeps its connections"
 
     started = time.monotonic()
     worker.proc.terminate()
@@ -61,8 +76,9 @@ def test_a_stopped_worker_ends_its_live_sessions_on_the_source(
     except subprocess.TimeoutExpired:
         pytest.fail(f"the worker still ran {EXIT_WITHIN_S} s after SIGTERM:\n{launcher.logs()}")
     print(f"worker exited {time.monotonic() - started:.1f} s after SIGTERM")
-    wait_until(lambda: not held & pg_proxy.open_connections(), timeout=10)
-    unclean = {n: pg_proxy.client_tail(n) for n in held
-               if not pg_proxy.client_tail(n).endswith(TERMINATE)}
-    assert not unclean, f"sessions left without a Terminate: {unclean}\n{launcher.logs()}"
-    wait_until(lambda: live_sessions(pg_live) == 0, timeout=10)
+    wait_until(lambda: not held & source_proxy.open_connections(), timeout=10)
+    goodbye = GOODBYE[live_source.kind]
+    unclean = {n: source_proxy.client_tail(n) for n in held
+               if not source_proxy.client_tail(n).endswith(goodbye)}
+    assert not unclean, f"sessions left without a goodbye: {unclean}\n{launcher.logs()}"
+    wait_until(lambda: live_sessions(live_source) == 0, timeout=10)
