@@ -9,9 +9,20 @@ export function getKey() {
   return localStorage.getItem(KEY_STORAGE) || "";
 }
 
+// Bumped by every setKey: an error answered to a request sent before the key changed
+// says nothing about the key now stored (see sentWithOtherKey).
+let keyGeneration = 0;
+
 export function setKey(key) {
   if (key) localStorage.setItem(KEY_STORAGE, key);
   else localStorage.removeItem(KEY_STORAGE);
+  keyGeneration += 1;
+}
+
+/** Whether `err` answered a request sent with another key than the one stored now (a
+ * load started before the key was saved, whose 401 must not reject the new key). */
+export function sentWithOtherKey(err) {
+  return err instanceof ApiError && err.keyGeneration !== keyGeneration;
 }
 
 /**
@@ -34,11 +45,13 @@ export class ApiError extends Error {
     this.title = title;
     this.detail = detail;
     this.retryAfter = retryAfter;
+    this.keyGeneration = keyGeneration;
   }
 }
 
 /** Call the API with the stored key; resolve to parsed JSON (or null on 204). */
 export async function api(path, { method = "GET", body, headers = {} } = {}) {
+  const sentWith = keyGeneration;
   const init = { method, headers: { Accept: "application/json", ...authHeaders(method), ...headers } };
   if (body !== undefined) {
     init.headers["Content-Type"] = "application/json";
@@ -61,7 +74,9 @@ export async function api(path, { method = "GET", body, headers = {} } = {}) {
     const retryAfter = response.headers.get("Retry-After");
     const title = (data && data.title) || response.statusText || "Request failed";
     const detail = (data && data.detail) || "";
-    throw new ApiError(response.status, title, detail, retryAfter);
+    const error = new ApiError(response.status, title, detail, retryAfter);
+    error.keyGeneration = sentWith;
+    throw error;
   }
   return data;
 }

@@ -1,7 +1,7 @@
 // The error banner above the thread, and what an error means for the API key
 // form: a 401 asks for a key, a 429 says when to retry.
 
-import { getKey } from "./api.js";
+import { getKey, sentWithOtherKey } from "./api.js";
 
 const $ = (id) => document.getElementById(id);
 const ui = {
@@ -14,6 +14,9 @@ export function showKeyState() {
 }
 
 export function showError(err) {
+  // A 401 to a request sent before the key changed (the page's first loads, made with
+  // no key, answering after one was saved) is about a key no longer in use.
+  if (err.status === 401 && sentWithOtherKey(err)) return;
   let text;
   ui.keyForm.classList.remove("needs-key");
   if (err.status === 401) {

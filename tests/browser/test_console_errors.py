@@ -49,6 +49,38 @@ def test_a_rate_limit_shows_when_to_retry(page, strict_live_api, console_key):
     save_screenshot(page, "error-rate-limited")
 
 
+def test_a_load_sent_before_the_key_was_saved_does_not_reject_it(page, strict_live_api,
+                                                                 console_key):
+    """The page's first loads go out with no key. One answered (401) only after a key was
+    saved said "key rejected" and put its 401 in the banner, where the Ask's 429 was
+    expected (the rate-limit test read it so once). Here such a load is held until the
+    key is saved: its 401 is about no key in use now."""
+    held = []
+    keyless = re.compile(r"/v1/conversations(\?|$)")
+
+    def hold_keyless(route):
+        if "authorization" in route.request.headers:
+            route.continue_()
+        else:
+            held.append(route)
+
+    page.route(keyless, hold_keyless)
+    console = ConsolePage(page, strict_live_api.base_url).open()
+    for _ in range(200):  # bounded: 10 s for the page's first load to be held
+        if held:
+            break
+        page.wait_for_timeout(50)
+    assert held, "the page's first load of conversations was not seen"
+    console.save_key(console_key)
+    with page.expect_response(lambda r: keyless.search(r.url) and r.status == 401):
+        for route in held:
+            route.continue_()
+    console.ask(QUESTION)
+    page.locator("#error", has_text="Rate limited (429)").wait_for()
+    assert page.locator("#key-state").inner_text() == "key saved"
+    assert "rejected" not in console.error_text()
+
+
 def test_a_failed_job_shows_its_code_and_message(page, live_api, console_key, fake_llm,
                                                  base_settings):
     # A model that never stops calling tools runs into the round limit; it repeats

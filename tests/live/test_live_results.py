@@ -13,6 +13,7 @@ from engine.sql.query_result import MAX_CELL_CHARS
 from engine.sql.result_text import result_text
 from engine.sql.sandbox import SqlSandbox
 from tests.live.conftest import LIMITS, ORDERS
+from tests.utils.waiting import wait_until
 
 QUERIES = [
     # 3 rows: no summary.
@@ -74,17 +75,26 @@ def test_rows_are_capped_and_cells_cut(source, open_live):
 
 
 def test_idle_connections_are_closed(source, open_live):
-    import time
-
-    engine = open_live(source.reader_url, limits=LiveLimits(idle_close_s=0.3))
+    # An idle time no test reaches: the sessions are checked before anything may close
+    # them, then closed on demand as the reaper would once they are old enough.
+    engine = open_live(source.reader_url, limits=LiveLimits(idle_close_s=600))
     assert not engine.run("SELECT count(*) FROM regions", tag="t").is_error
     ids = engine._pool.session_ids(engine._backend.session_id)
     assert ids and _alive(source, ids) == ids
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline and (_alive(source, ids) or engine._pool.idle_count()):
-        time.sleep(0.1)
+    assert engine._pool.close_idle() == 0  # not idle for idle_close_s yet
+    assert engine._pool.close_idle(older_than_s=0) == len(ids)
     assert engine._pool.idle_count() == 0
-    assert _alive(source, ids) == set()
+    wait_until(lambda: not _alive(source, ids), timeout=10)
+
+
+def test_the_reaper_thread_closes_idle_connections_unasked(source, open_live):
+    engine = open_live(source.reader_url, limits=LiveLimits(idle_close_s=0.3))
+    conn, _reused = engine._pool.acquire()
+    ids = {engine._backend.session_id(conn)}
+    assert _alive(source, ids) == ids  # held: nothing can close it yet
+    engine._pool.release(conn)  # idle from now; the reaper thread starts with it
+    assert engine._pool._reaper is not None and engine._pool._reaper.is_alive()
+    wait_until(lambda: engine._pool.idle_count() == 0 and not _alive(source, ids), timeout=10)
 
 
 def _alive(source, ids: set[int]) -> set[int]:

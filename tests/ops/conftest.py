@@ -57,7 +57,7 @@ def start_worker(ops_settings, tmp_path) -> Iterator:
     def start(concurrency: int = 4, **env: str) -> WorkerProcess:
         worker = WorkerProcess(ops_settings, tmp_path, concurrency=concurrency, **env)
         started.append(worker)
-        worker.wait_ready(timeout=60)
+        worker.wait_ready()  # bounded by progress, not by one figure: see its doc
         return worker
 
     yield start

@@ -4,10 +4,14 @@ Used to make MariaDB "briefly unavailable" to one process (a worker) without tou
 the shared MariaDB that other test runs use. While cut, every open connection is
 closed and new connections are accepted and closed at once, so clients see a lost
 connection (pymysql error 2013) exactly as when a database restarts.
+
+It also keeps the last bytes each client sent (``client_tail``): whether a client ended
+its session with the protocol's goodbye (PostgreSQL's Terminate) or just went away.
 """
 from __future__ import annotations
 
 import contextlib
+import itertools
 import logging
 import selectors
 import socket
@@ -29,6 +33,9 @@ class TcpProxy:
         self.port = self._listener.getsockname()[1]
         self._lock = threading.Lock()
         self._pairs: set[tuple[socket.socket, socket.socket]] = set()
+        self._numbers = itertools.count(1)
+        self._open: set[int] = set()  # the numbers of the connections forwarded now
+        self._tails: dict[int, bytes] = {}  # number -> the last bytes its client sent
         self._cut = threading.Event()
         self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._accept_loop, name=f"tcp-proxy-{self.port}",
@@ -56,6 +63,16 @@ class TcpProxy:
     @property
     def is_cut(self) -> bool:
         return self._cut.is_set()
+
+    def open_connections(self) -> set[int]:
+        """The numbers of the client connections forwarded now."""
+        with self._lock:
+            return set(self._open)
+
+    def client_tail(self, number: int) -> bytes:
+        """The last bytes (at most 16) that client connection ``number`` sent."""
+        with self._lock:
+            return self._tails.get(number, b"")
 
     def stop(self) -> None:
         self._stopping.set()
@@ -90,15 +107,17 @@ class TcpProxy:
                 client.close()
                 continue
             pair = (client, upstream)
+            number = next(self._numbers)
             with self._lock:
                 self._pairs.add(pair)
-            threading.Thread(target=self._pump, args=(pair,), daemon=True).start()
+                self._open.add(number)
+            threading.Thread(target=self._pump, args=(pair, number), daemon=True).start()
 
     def _accepted(self, client: socket.socket) -> socket.socket:
         """The socket to forward for a client just accepted (a subclass may wrap it)."""
         return client
 
-    def _pump(self, pair: tuple[socket.socket, socket.socket]) -> None:
+    def _pump(self, pair: tuple[socket.socket, socket.socket], number: int) -> None:
         client, upstream = pair
         peer = {client: upstream, upstream: client}
         with selectors.DefaultSelector() as sel:
@@ -111,11 +130,15 @@ class TcpProxy:
                         data = key.fileobj.recv(65536)
                         if not data:
                             raise ConnectionResetError
+                        if key.fileobj is client:
+                            with self._lock:
+                                self._tails[number] = (self._tails.get(number, b"") + data)[-16:]
                         peer[key.fileobj].sendall(data)
             except (OSError, ValueError):
                 pass
         with self._lock:
             self._pairs.discard(pair)
+            self._open.discard(number)
         _close(client, upstream)
 
 

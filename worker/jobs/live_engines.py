@@ -8,14 +8,21 @@ source sees no connection from a worker with nothing to ask it. A job holds a
 the job's id: a cancelled job cancels the query it is running on the engine
 (``JobRunner`` calls ``cancel`` when the heartbeat sees the job's cancel flag). The
 first query a job runs is the moment its data is from (``data_as_of``).
+
+At the worker's shutdown every engine of the process is closed (``close_all``,
+connected by ``install_live_shutdown``): a source sees the worker's sessions end, and
+a Spark Connect client is not left to call a server again at interpreter exit.
 """
 from __future__ import annotations
 
 import logging
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from typing import Any
+
+from celery import signals
 
 from engine.datasets import TableProfile
 from engine.sql.query_result import QueryResult
@@ -25,6 +32,9 @@ from shared.models import utcnow
 logger = logging.getLogger(__name__)
 
 IDLE_CLOSE_S = 300.0
+# How long the worker's exit waits for its engines to close (a source that no longer
+# answers must not hold it).
+SHUTDOWN_CLOSE_S = 5.0
 
 Key = tuple[str, int]
 
@@ -43,6 +53,7 @@ class LiveEngines:
         self._users: dict[Key, int] = {}
         self._last_used: dict[Key, float] = {}
         self._running: dict[str, Key] = {}  # job id -> the engine its query runs on
+        _EVERY.add(self)
 
     def acquire(self, key: Key, url: str) -> Any:
         """The engine of ``key``, opened with ``url`` if it is not open; hold it until
@@ -109,6 +120,7 @@ class LiveEngines:
         return len(closing)
 
     def close(self) -> None:
+        """Close every open engine; a later ``acquire`` opens it again."""
         with self._lock:
             closing = [self._forget(key) for key in list(self._open)]
         for engine in closing:
@@ -118,6 +130,40 @@ class LiveEngines:
         self._users.pop(key, None)
         self._last_used.pop(key, None)
         return self._open.pop(key)
+
+
+def close_all(timeout_s: float = SHUTDOWN_CLOSE_S) -> bool:
+    """Close every ``LiveEngines`` of this process (the worker's shutdown), in a daemon
+    thread waited for at most ``timeout_s``: a close that blocks (a source gone
+    silent) is logged and left behind, not waited for. Whether all closed in time."""
+    closing = list(_EVERY)
+    if not closing:
+        return True
+    thread = threading.Thread(target=lambda: [engines.close() for engines in closing],
+                              daemon=True, name="live-engines-close")
+    thread.start()
+    thread.join(timeout_s)
+    if thread.is_alive():
+        logger.warning("live engines not closed within %.0f s at shutdown; left open",
+                       timeout_s)
+        return False
+    logger.info("live engines closed at shutdown")
+    return True
+
+
+def install_live_shutdown(app) -> None:
+    """At the worker's shutdown (after its tasks ended) and a pool process's end, close
+    the process's live engines (``close_all``)."""
+    def on_shutdown(**_kw) -> None:
+        close_all()
+
+    uid = f"sunrise-{id(app)}-live"
+    signals.worker_shutdown.connect(on_shutdown, weak=False, dispatch_uid=uid)
+    signals.worker_process_shutdown.connect(on_shutdown, weak=False, dispatch_uid=f"{uid}-process")
+
+
+# Every LiveEngines of this process, for close_all; a weak set is no resource.
+_EVERY: weakref.WeakSet[LiveEngines] = weakref.WeakSet()
 
 
 def _close(engine: Any) -> None:
