@@ -4,10 +4,14 @@ A ``threading.Timer`` per query started a thread each time (about a millisecond 
 busy host, as much as a round trip to the source). Here one thread, started with the
 first query watched (never at import), sleeps until the earliest deadline of the
 queries armed and calls ``on_overrun(item)`` for each one past it, outside its lock.
-``disarm`` before the item's query ends; ``close`` ends the thread.
+``disarm`` before the item's query ends; ``close`` ends the thread. Arming wakes the
+thread only when the new deadline comes before the one it sleeps until: queries of one
+budget arrive in deadline order, so the thread wakes about once per budget, not once per
+query (a wake-up per query was a thread switch on the query's path).
 """
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -22,6 +26,7 @@ class QueryWatchdog:
         self._deadlines: dict[int, tuple[float, Any]] = {}
         self._thread: threading.Thread | None = None
         self._closed = False
+        self._wake_at = math.inf  # when the thread wakes next by itself (under _cond)
 
     def arm(self, item: Any, deadline: float) -> None:
         """Call ``on_overrun(item)`` once ``time.monotonic()`` passes ``deadline``."""
@@ -33,7 +38,8 @@ class QueryWatchdog:
                 self._thread = threading.Thread(target=self._watch, daemon=True,
                                                 name=f"live-watchdog-{self._name}")
                 self._thread.start()
-            self._cond.notify()
+            if deadline < self._wake_at:
+                self._cond.notify()
 
     def disarm(self, item: Any) -> None:
         with self._cond:
@@ -57,8 +63,10 @@ class QueryWatchdog:
                 for item in due:
                     self._deadlines.pop(id(item), None)
                 if not due:
-                    upcoming = min((d for d, _ in self._deadlines.values()), default=None)
-                    self._cond.wait(None if upcoming is None else upcoming - now)
+                    self._wake_at = min((d for d, _ in self._deadlines.values()),
+                                        default=math.inf)
+                    self._cond.wait(None if self._wake_at == math.inf else self._wake_at - now)
+                    self._wake_at = -math.inf  # awake: it reads the deadlines before it sleeps
                     continue
             for item in due:  # outside the lock: stopping a query takes round trips
                 threading.Thread(target=self._on_overrun, args=(item,), daemon=True,
