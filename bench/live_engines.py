@@ -34,16 +34,15 @@ from bench.worker_fleet import lease_redis_db
 ROUNDS, SMOKE_ROUNDS = 40, 4
 HUGE_ROUNDS, HUGE_SMOKE_ROUNDS = 5, 1  # a bare fetch of a million rows takes seconds
 LARGE_ROWS = 5000  # LiveLimits' chart_row_limit: the engine fetches them all, as bare does
-HUGE_ROWS = 1_000_000
+HUGE_ROWS, SMOKE_HUGE_ROWS = 1_000_000, 20_000
 TARGET_RATIO = 1.3
 PG_ADMIN = "host=127.0.0.1 port=5432 user=postgres dbname={db} connect_timeout=5"
 QUERIES = {
     "4-row aggregate": "SELECT region, count(*) AS n, sum(amount) AS total FROM measures "
                        "GROUP BY region ORDER BY region",
     f"{LARGE_ROWS}-row result": "SELECT id, region, amount FROM measures ORDER BY id",
-    f"{HUGE_ROWS:,}-row result": "SELECT id, region, amount FROM big ORDER BY id",
 }
-_HUGE = f"{HUGE_ROWS:,}-row result"
+_HUGE_SQL = "SELECT id, region, amount FROM big ORDER BY id"
 # The million rows, made on the server (ids 1..HUGE_ROWS, as _rows() makes its 5000).
 _FILL_BIG = {
     "postgresql": ("INSERT INTO big SELECT i, (ARRAY['north', 'south', 'east', 'west'])"
@@ -60,7 +59,7 @@ def _rows() -> list[tuple]:
     return [(i, _REGIONS[i % 4], round(i * 1.25, 2)) for i in range(1, LARGE_ROWS + 1)]
 
 
-def _postgres(name: str) -> tuple[str, Callable[[str], list], Callable[[], None]]:
+def _postgres(name: str, huge: int) -> tuple[str, Callable[[str], list], Callable[[], None]]:
     with psycopg.connect(PG_ADMIN.format(db="postgres"), autocommit=True) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         conn.execute(f'CREATE DATABASE "{name}"')
@@ -69,7 +68,7 @@ def _postgres(name: str) -> tuple[str, Callable[[str], list], Callable[[], None]
         bare.execute(_CREATE.format(table=table))
     with bare.cursor() as cur:
         cur.executemany("INSERT INTO measures VALUES (%s, %s, %s)", _rows())
-    bare.execute(_FILL_BIG["postgresql"].format(n=HUGE_ROWS))
+    bare.execute(_FILL_BIG["postgresql"].format(n=huge))
     bare.execute("ANALYZE")
 
     def run(sql: str) -> list:
@@ -85,14 +84,14 @@ def _postgres(name: str) -> tuple[str, Callable[[str], list], Callable[[], None]
     return f"postgresql://postgres@127.0.0.1:5432/{name}", run, drop
 
 
-def _mariadb(name: str) -> tuple[str, Callable[[str], list], Callable[[], None]]:
+def _mariadb(name: str, huge: int) -> tuple[str, Callable[[str], list], Callable[[], None]]:
     mariadb.create_database(name, migrate=False)
     bare = pymysql.connect(**mariadb.MARIADB, database=name, autocommit=True)
     with bare.cursor() as cur:
         for table in ("measures", "big"):
             cur.execute(_CREATE.format(table=table))
         cur.executemany("INSERT INTO measures VALUES (%s, %s, %s)", _rows())
-        cur.execute(_FILL_BIG["mariadb"].format(n=HUGE_ROWS))
+        cur.execute(_FILL_BIG["mariadb"].format(n=huge))
 
     def run(sql: str) -> list:
         with bare.cursor() as cur:
@@ -112,23 +111,25 @@ def _wall_ms(call: Callable[[], object]) -> float:
     return (time.perf_counter() - started) * 1000
 
 
-def _measure(kind: str, rounds: int, huge_rounds: int) -> dict[str, dict[str, list[float]]]:
+def _measure(kind: str, rounds: int, huge: int,
+             huge_rounds: int) -> dict[str, dict[str, list[float]]]:
     from engine.live import LiveLimits, open_engine
     from shared.outbound import AllowEntry, OutboundPolicy
 
     name = f"sunrise_bench_live_{os.getpid()}"
-    url, bare, drop = (_postgres if kind == "postgresql" else _mariadb)(name)
+    url, bare, drop = (_postgres if kind == "postgresql" else _mariadb)(name, huge)
     policy = OutboundPolicy(allow=(AllowEntry.parse("127.0.0.1"),))
     redis_url, release_redis = lease_redis_db()
     engine = open_engine(url, outbound=policy, limits=LiveLimits(timeout_s=60.0),
                          redis=redis.Redis.from_url(redis_url), dataset=name)
+    queries = {**QUERIES, f"{huge:,}-row result": _HUGE_SQL}
     walls: dict[str, dict[str, list[float]]] = {q: {"sunrise": [], "bare": []}
-                                                 for q in QUERIES}
+                                                 for q in queries}
     try:
-        for label, sql in QUERIES.items():
+        for label, sql in queries.items():
             live = engine.run(sql)  # warm both sides (pool, plans, caches), untimed
             assert not live.is_error and live.total_rows == len(bare(sql)), live.error
-            for _ in range(huge_rounds if label == _HUGE else rounds):
+            for _ in range(huge_rounds if sql == _HUGE_SQL else rounds):
                 walls[label]["sunrise"].append(_wall_ms(lambda sql=sql: engine.run(sql)))
                 walls[label]["bare"].append(_wall_ms(lambda sql=sql: bare(sql)))
     finally:
@@ -141,17 +142,18 @@ def _measure(kind: str, rounds: int, huge_rounds: int) -> dict[str, dict[str, li
 def run(smoke: bool = False) -> dict:
     rounds = SMOKE_ROUNDS if smoke else ROUNDS
     huge_rounds = HUGE_SMOKE_ROUNDS if smoke else HUGE_ROUNDS
+    huge = SMOKE_HUGE_ROWS if smoke else HUGE_ROWS
     rows, medians = [], {}
     for kind, driver in (("postgresql", "psycopg"), ("mariadb", "PyMySQL")):
-        for label, sides in _measure(kind, rounds, huge_rounds).items():
+        for label, sides in _measure(kind, rounds, huge, huge_rounds).items():
             live, bare = (statistics.median(sides[s]) for s in ("sunrise", "bare"))
             medians[f"{kind}: {label}"] = {"sunrise_ms": round(live, 3), "bare_ms": round(bare, 3)}
-            times = huge_rounds if label == _HUGE else rounds
+            times = huge_rounds if label == f"{huge:,}-row result" else rounds
             rows.append(row("Live engine vs bare driver", f"{kind}, {label} (median of {times})",
                             f"{live:.2f} ms", f"{bare:.2f} ms ({driver})", live / bare,
                             f"≤ {TARGET_RATIO:g}×", live / bare <= TARGET_RATIO))
-    return result("live_engines", smoke, rows, rounds=rounds, huge_rounds=huge_rounds,
-                  median_ms=medians)
+    return result("live_engines", smoke, rows, rounds=rounds, huge_rows=huge,
+                  huge_rounds=huge_rounds, median_ms=medians)
 
 
 if __name__ == "__main__":

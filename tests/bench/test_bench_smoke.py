@@ -311,7 +311,8 @@ def test_live_engines_times_each_query_against_its_bare_driver():
     outcome = live_engines.run(smoke=True)
     _check_shape(outcome, "live_engines")
     measures = [r["measure"] for r in outcome["rows"]]
-    assert len(measures) == 4 and sum("postgresql" in m for m in measures) == 2
+    assert len(measures) == 6 and sum("postgresql" in m for m in measures) == 3
+    assert sum(f"{live_engines.SMOKE_HUGE_ROWS:,}-row result" in m for m in measures) == 2
     assert all(r["ratio"] > 0 and r["target"] == "≤ 1.3×" for r in outcome["rows"])
     assert {"psycopg", "PyMySQL"} <= {r["baseline"].split("(")[1].rstrip(")")
                                      for r in outcome["rows"]}
@@ -345,11 +346,15 @@ def test_live_spark_times_the_aggregate_against_bare_pyspark_connect():
 
     outcome = live_spark.run(smoke=True)
     _check_shape(outcome, "live_spark")
-    (figure,) = outcome["rows"]
-    assert "spark, 4-row aggregate" in figure["measure"] and figure["target"] == "≤ 1.3×"
-    assert "pyspark Connect" in figure["baseline"] and figure["ratio"] > 0
-    walls = outcome["details"]["wall_ms"]
-    assert all(len(v) == live_spark.SMOKE_ROUNDS and min(v) > 0 for v in walls.values())
+    aggregate, large = outcome["rows"]
+    assert "spark, 4-row aggregate" in aggregate["measure"] and aggregate["target"] == "≤ 1.3×"
+    assert f"{live_spark.SMOKE_HUGE_ROWS:,}-row result" in large["measure"]
+    for figure in (aggregate, large):
+        assert "pyspark Connect" in figure["baseline"] and figure["ratio"] > 0
+    rounds = {"4-row": live_spark.SMOKE_ROUNDS, "-row result": live_spark.SMOKE_HUGE_ROUNDS}
+    for label, sides in outcome["details"]["wall_ms"].items():
+        (expected,) = [n for key, n in rounds.items() if key in label]
+        assert all(len(v) == expected and min(v) > 0 for v in sides.values())
 
 
 def test_messy_files_measures_the_corpus_and_both_import_times():

@@ -47,6 +47,22 @@ def test_a_wrong_password_is_refused_without_echoing_it(maria_source, outbound, 
     assert "Wr0ng-secret" not in caught.value.detail + caplog.text
 
 
+@pytest.mark.parametrize("wrong", ["role", "database"])
+def test_postgres_refusing_the_role_or_database_is_said_in_its_words(pg_source, outbound,
+                                                                     caplog, wrong):
+    # Not "no server answered": the server did, and said why (libpq gives no SQLSTATE).
+    caplog.set_level(logging.DEBUG)
+    url = pg_source.reader_url
+    url = (url.replace("//live_ro_", "//nobody_", 1) if wrong == "role"
+           else url.rsplit("/", 1)[0] + "/no_such_db_x")
+    with pytest.raises(SourceUnreachable) as caught:
+        open_engine(url, outbound=outbound)
+    detail = caught.value.detail
+    assert "PostgreSQL refused the connection" in detail and "does not exist" in detail, detail
+    assert "answered there in time" not in detail
+    assert quote(PASSWORD, safe="") not in detail + caplog.text and PASSWORD not in detail
+
+
 def test_a_table_that_disappeared_is_named(source, engine):
     source.admin_sql("CREATE TABLE ephemeral (n INTEGER)", "INSERT INTO ephemeral VALUES (1)")
     if source.kind == "postgresql":

@@ -120,7 +120,7 @@ def connect(endpoint: Endpoint, policy: OutboundPolicy, display: str,
     Raises SourceRefused or SourceUnreachable (one wording for every network failure)."""
     addresses = check_destination(endpoint, policy, display, schemas)
     open_one = _open_postgres if endpoint.backend == "postgresql" else _open_mysql
-    refused = False
+    refused, said = False, None
     for address in addresses:
         try:
             return open_one(endpoint, address, policy, display)
@@ -130,11 +130,15 @@ def connect(endpoint: Endpoint, policy: OutboundPolicy, display: str,
             # A server not speaking the protocol makes a driver raise anything (struct,
             # index, decoding errors): each is "unreachable", said the same way.
             refused = refused or _credentials_refused(exc)
+            said = said or _postgres_refusal(exc, endpoint.password)
             logger.info("import: cannot connect to %s at %s: %s", display, address,
                         type(exc).__name__)
     if refused:
         raise SourceUnreachable(f"Could not connect to {display}: the server refused the "
                                 "user, password or database.", source=display)
+    if said:
+        raise SourceUnreachable(f"Could not connect to {display}: PostgreSQL refused the "
+                                f"connection: {said}", source=display)
     raise SourceUnreachable(unreachable_message(display), source=display)
 
 
@@ -212,6 +216,22 @@ def _open_postgres(endpoint: Endpoint, address: str, policy: OutboundPolicy, dis
             conn.close()
         raise SourceRefused(f"{display}: {exc.detail}", source=display) from None
     return conn
+
+
+def _postgres_refusal(exc: Exception, password: str | None) -> str | None:
+    """PostgreSQL's own words when the server answered the connection with an error (a
+    wrong password, an unknown role or database, no pg_hba.conf entry, too many
+    connections). libpq keeps no SQLSTATE for start-up errors: its message carries the
+    server's ``FATAL:`` line, which is what is read here. None for network failures."""
+    if not isinstance(exc, psycopg.OperationalError):
+        return None
+    _, found, rest = str(exc).partition("FATAL:")
+    line = rest.strip().splitlines()[0].strip() if found and rest.strip() else ""
+    if not line:
+        return None
+    if password and password in line:
+        return "(its message is withheld: it repeats the password)"
+    return line.rstrip(".") + "."
 
 
 def _credentials_refused(exc: Exception) -> bool:
