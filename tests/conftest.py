@@ -171,6 +171,20 @@ def auth(tenant_key) -> dict[str, str]:
     return {"Authorization": f"Bearer {tenant_key}"}
 
 
+@pytest.fixture
+def new_tenant(settings) -> tuple[dict[str, str], int, str]:
+    """A fresh tenant (unique name) as (auth headers of its key, its id, its name): for
+    tests that also write rows of the tenant (spend, usage) or look for its name."""
+    from shared.db import session_scope
+    from shared.keys import create_key, get_or_create_tenant
+
+    name = f"tenant-{uuid.uuid4().hex[:10]}"
+    with session_scope(settings.database_url) as s:
+        key = create_key(s, name)
+        tenant_id = get_or_create_tenant(s, name).id
+    return {"Authorization": f"Bearer {key}"}, tenant_id, name
+
+
 @pytest.fixture(scope="session")
 def celery_app(base_settings):
     import worker.tasks  # noqa: F401 -- its module-level tasks join every app
