@@ -16,6 +16,7 @@ import redis
 
 from bench.scratch_mariadb import MARIADB, create_database, drop_database
 from shared.config import Settings
+from tests.utils.redis_lease import leased_database
 
 # Each test session gets its own MariaDB database and Redis database number, so that
 # concurrent runs on one machine (developers, CI) never consume each other's jobs.
@@ -46,18 +47,8 @@ def database_url() -> Iterator[str]:
 def redis_url() -> Iterator[str]:
     """A Redis database number (1-15) leased to this session alone."""
     _require_services()
-    lease_holder = redis.Redis.from_url(f"{REDIS_HOST}/0")
-    for number in range(1, 16):
-        lease = f"sunrise:test-db-lease:{number}"
-        if lease_holder.set(lease, os.getpid(), nx=True, ex=4 * 3600):
-            break
-    else:
-        pytest.exit("all Redis test databases 1-15 are leased by other test runs", returncode=3)
-    url = f"{REDIS_HOST}/{number}"
-    redis.Redis.from_url(url).flushdb()
-    yield url
-    redis.Redis.from_url(url).flushdb()
-    lease_holder.delete(lease)
+    with leased_database(REDIS_HOST) as url:
+        yield url
 
 
 @pytest.fixture(scope="session")

@@ -8,11 +8,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pytest
-import redis as redis_lib
 
 from engine.live import LiveEngine, LiveLimits, open_engine
 from shared.config import Settings
 from shared.outbound import OutboundPolicy
+from tests.utils.redis_lease import leased_database
 from tests.utils.scratch_sources import admin_sql, create_scratch, drop_scratch, source_url
 
 PASSWORD = "l1ve:p@ss/w%rd"
@@ -104,18 +104,8 @@ def source(request) -> Source:
 @pytest.fixture(scope="session")
 def live_redis_url() -> Iterator[str]:
     """A Redis database number leased to this session (as tests/conftest.py's)."""
-    holder = redis_lib.Redis.from_url("redis://127.0.0.1:6379/0")
-    for number in range(1, 16):
-        lease = f"sunrise:test-db-lease:{number}"
-        if holder.set(lease, os.getpid(), nx=True, ex=4 * 3600):
-            break
-    else:
-        pytest.exit("all Redis test databases 1-15 are leased by other test runs", returncode=3)
-    url = f"redis://127.0.0.1:6379/{number}"
-    redis_lib.Redis.from_url(url).flushdb()
-    yield url
-    redis_lib.Redis.from_url(url).flushdb()
-    holder.delete(lease)
+    with leased_database() as url:
+        yield url
 
 
 @pytest.fixture(scope="session")
