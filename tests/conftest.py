@@ -16,6 +16,7 @@ import redis
 
 from bench.scratch_mariadb import MARIADB, create_database, drop_database
 from shared.config import Settings
+from tests.utils.redis_lease import leased_database
 
 # Each test session gets its own MariaDB database and Redis database number, so that
 # concurrent runs on one machine (developers, CI) never consume each other's jobs.
@@ -46,18 +47,8 @@ def database_url() -> Iterator[str]:
 def redis_url() -> Iterator[str]:
     """A Redis database number (1-15) leased to this session alone."""
     _require_services()
-    lease_holder = redis.Redis.from_url(f"{REDIS_HOST}/0")
-    for number in range(1, 16):
-        lease = f"sunrise:test-db-lease:{number}"
-        if lease_holder.set(lease, os.getpid(), nx=True, ex=4 * 3600):
-            break
-    else:
-        pytest.exit("all Redis test databases 1-15 are leased by other test runs", returncode=3)
-    url = f"{REDIS_HOST}/{number}"
-    redis.Redis.from_url(url).flushdb()
-    yield url
-    redis.Redis.from_url(url).flushdb()
-    lease_holder.delete(lease)
+    with leased_database(REDIS_HOST) as url:
+        yield url
 
 
 @pytest.fixture(scope="session")
@@ -169,6 +160,20 @@ def tenant_key(settings) -> str:
 @pytest.fixture
 def auth(tenant_key) -> dict[str, str]:
     return {"Authorization": f"Bearer {tenant_key}"}
+
+
+@pytest.fixture
+def new_tenant(settings) -> tuple[dict[str, str], int, str]:
+    """A fresh tenant (unique name) as (auth headers of its key, its id, its name): for
+    tests that also write rows of the tenant (spend, usage) or look for its name."""
+    from shared.db import session_scope
+    from shared.keys import create_key, get_or_create_tenant
+
+    name = f"tenant-{uuid.uuid4().hex[:10]}"
+    with session_scope(settings.database_url) as s:
+        key = create_key(s, name)
+        tenant_id = get_or_create_tenant(s, name).id
+    return {"Authorization": f"Bearer {key}"}, tenant_id, name
 
 
 @pytest.fixture(scope="session")

@@ -3,7 +3,6 @@ budget, accepted work kept, the spend metrics (real MariaDB, Redis and worker)."
 from __future__ import annotations
 
 import datetime as dt
-import uuid
 from decimal import Decimal
 
 import pytest
@@ -13,18 +12,8 @@ from api.services.tenant import update_tenant
 from shared.budgets import Periods, admit_work
 from shared.db import session_scope
 from shared.errors import BudgetExceeded, Forbidden
-from shared.keys import create_key, get_or_create_tenant
 from shared.models import Job, LlmCall, TenantBudget, new_id, utcnow
 from shared.principal import Principal
-
-
-@pytest.fixture
-def tenant(settings) -> tuple[dict[str, str], int, str]:
-    name = f"budget-{uuid.uuid4().hex[:10]}"
-    with session_scope(settings.database_url) as s:
-        key = create_key(s, name)
-        tenant_id = get_or_create_tenant(s, name).id
-    return {"Authorization": f"Bearer {key}"}, tenant_id, name
 
 
 def _spend(settings, tenant_id: int, usd: str, at: dt.datetime | None = None) -> None:
@@ -39,8 +28,8 @@ def _problem(resp, status: int) -> dict:
     return resp.get_json()
 
 
-def test_a_tenant_without_a_budget_shows_its_spend(client, settings, tenant):
-    auth, tenant_id, name = tenant
+def test_a_tenant_without_a_budget_shows_its_spend(client, settings, new_tenant):
+    auth, tenant_id, name = new_tenant
     _spend(settings, tenant_id, "1.25")
     _spend(settings, tenant_id, "0.50")
     body = client.get("/v1/tenant", headers=auth).get_json()
@@ -50,8 +39,8 @@ def test_a_tenant_without_a_budget_shows_its_spend(client, settings, tenant):
     assert body["spend"]["month_usd"] == pytest.approx(1.75)
 
 
-def test_spend_of_earlier_days_counts_for_the_month_only(settings, tenant):
-    _auth, tenant_id, _ = tenant
+def test_spend_of_earlier_days_counts_for_the_month_only(settings, new_tenant):
+    _auth, tenant_id, _ = new_tenant
     now = dt.datetime(2026, 12, 15, 12, 0)
     _spend(settings, tenant_id, "2", at=dt.datetime(2026, 12, 1, 0, 0))
     _spend(settings, tenant_id, "3", at=dt.datetime(2026, 12, 15, 0, 0, 1))
@@ -68,8 +57,8 @@ def test_spend_of_earlier_days_counts_for_the_month_only(settings, tenant):
     assert Periods.at(now).day_reset == dt.datetime(2026, 12, 16)
 
 
-def test_over_a_block_budget_new_work_gets_429_and_accepted_work_stays(client, settings, tenant):
-    auth, tenant_id, _ = tenant
+def test_over_a_block_budget_new_work_gets_429_and_accepted_work_stays(client, settings, new_tenant):
+    auth, tenant_id, _ = new_tenant
     first = client.post("/v1/jobs", json={"message": "How many flights?"},
                         headers={**auth, "Idempotency-Key": "k1"})
     assert first.status_code == 202
@@ -103,8 +92,8 @@ def test_over_a_block_budget_new_work_gets_429_and_accepted_work_stays(client, s
     assert [j.id for j in jobs] == [first.get_json()["job_id"]]
 
 
-def test_a_warn_budget_admits_and_removing_a_budget_lifts_the_block(client, settings, tenant):
-    auth, tenant_id, _ = tenant
+def test_a_warn_budget_admits_and_removing_a_budget_lifts_the_block(client, settings, new_tenant):
+    auth, tenant_id, _ = new_tenant
     _spend(settings, tenant_id, "10")
     client.patch("/v1/tenant", json={"budget": {"monthly_usd": 1, "on_exceed": "warn"}},
                  headers=auth)
@@ -126,16 +115,16 @@ def test_a_warn_budget_admits_and_removing_a_budget_lifts_the_block(client, sett
     {"budgets": {"monthly_usd": 5}},
     {},
 ])
-def test_bad_budgets_are_refused_and_change_nothing(client, settings, tenant, body):
-    auth, tenant_id, _ = tenant
+def test_bad_budgets_are_refused_and_change_nothing(client, settings, new_tenant, body):
+    auth, tenant_id, _ = new_tenant
     problem = _problem(client.patch("/v1/tenant", json=body, headers=auth), 422)
     assert problem["detail"]
     with session_scope(settings.database_url) as s:
         assert s.get(TenantBudget, tenant_id) is None
 
 
-def test_only_owners_change_the_budget(settings, tenant):
-    _auth, tenant_id, _ = tenant
+def test_only_owners_change_the_budget(settings, new_tenant):
+    _auth, tenant_id, _ = new_tenant
     body = TenantPatch(budget={"monthly_usd": 5})
     with session_scope(settings.database_url) as s, pytest.raises(Forbidden):
         update_tenant(s, Principal(tenant_id=tenant_id, user_id=1, role="admin"), body,
@@ -144,8 +133,8 @@ def test_only_owners_change_the_budget(settings, tenant):
         assert s.get(TenantBudget, tenant_id) is None
 
 
-def test_metrics_export_spend_and_budget_per_tenant(client, settings, tenant):
-    auth, tenant_id, name = tenant
+def test_metrics_export_spend_and_budget_per_tenant(client, settings, new_tenant):
+    auth, tenant_id, name = new_tenant
     _spend(settings, tenant_id, "0.75")
     client.patch("/v1/tenant", json={"budget": {"monthly_usd": 20, "daily_usd": 3}},
                  headers=auth)
@@ -156,8 +145,8 @@ def test_metrics_export_spend_and_budget_per_tenant(client, settings, tenant):
 
 
 @pytest.mark.usefixtures("celery_worker")
-def test_a_running_job_finishes_after_its_tenant_goes_over_budget(client, settings, tenant):
-    auth, tenant_id, _ = tenant
+def test_a_running_job_finishes_after_its_tenant_goes_over_budget(client, settings, new_tenant):
+    auth, tenant_id, _ = new_tenant
     job_id = client.post("/v1/jobs", json={"message": "How many flights?"},
                          headers=auth).get_json()["job_id"]
     client.patch("/v1/tenant", json={"budget": {"monthly_usd": 0.01}}, headers=auth)

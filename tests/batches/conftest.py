@@ -1,5 +1,5 @@
 """Fixtures for batch tests: question sets the offline model answers with charts,
-and bounded waits on a batch through the API."""
+and bounded waits on a batch through the API; usage figures for report documents."""
 from __future__ import annotations
 
 import time
@@ -36,6 +36,11 @@ CHART_QUESTIONS = [
     "Top 3 carriers",
     "Average dep delay by hour",
 ]
+# Each usage figure of a job at 1: for report documents built from jobs that never ran.
+UNIT_USAGE = dict.fromkeys(("input_tokens", "output_tokens", "cache_read_tokens",
+                            "cache_creation_tokens", "total_effective_input", "context_tokens",
+                            "tool_rounds", "sql_executed", "sql_cache_hits", "llm_ms", "sql_ms",
+                            "wall_ms"), 1)
 
 
 def chart_questions(count: int) -> list[str]:

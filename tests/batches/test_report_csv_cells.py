@@ -14,6 +14,7 @@ from shared.models import Batch, Job
 from shared.reports import render
 from shared.reports.csv_cells import safe_cell
 from shared.reports.document import build_document
+from tests.batches.conftest import UNIT_USAGE
 
 HOSTILE = ["=HYPERLINK(\"http://evil\",\"x\")", "+cmd|' /C calc'!A0", "@SUM(A1:A9)", "-2+3",
            "\t=1", "\r=1"]
@@ -21,16 +22,12 @@ HOSTILE = ["=HYPERLINK(\"http://evil\",\"x\")", "+cmd|' /C calc'!A0", "@SUM(A1:A
 
 def _document() -> dict:
     batch = Batch(id="b-1", title="=Title", mode="standard", conversation_mode="separate")
-    usage = dict.fromkeys(("input_tokens", "output_tokens", "cache_read_tokens",
-                           "cache_creation_tokens", "total_effective_input", "context_tokens",
-                           "tool_rounds", "sql_executed", "sql_cache_hits", "llm_ms", "sql_ms",
-                           "wall_ms"), 1)
     chart = {"type": "bar", "title": "@chart", "columns": ["=name", "amount"],
              "data": [{"=name": cell, "amount": -2} for cell in HOSTILE]
              + [{"=name": "plain", "amount": Decimal("-1.5")}]}
     job = Job(id="j-1", batch_index=0, message="=1+1 who?", status="succeeded",
               model="claude-sonnet-4-5", answer_text="ok {{chart:0}}", charts=[chart],
-              numbers={"checked": 0, "unsupported": []}, cost_usd=Decimal("0.01"), **usage)
+              numbers={"checked": 0, "unsupported": []}, cost_usd=Decimal("0.01"), **UNIT_USAGE)
     return build_document(batch, [job], Settings().price_for, {})
 
 

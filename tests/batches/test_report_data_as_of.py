@@ -13,6 +13,7 @@ from shared.config import Settings
 from shared.models import Batch, Job
 from shared.reports import render
 from shared.reports.document import build_document
+from tests.batches.conftest import UNIT_USAGE
 
 AS_OF = dt.datetime(2026, 12, 2, 6, 0, 5, 250000)
 CHART = {"type": "bar", "title": "Per region", "columns": ["region", "n"],
@@ -21,17 +22,13 @@ CHART = {"type": "bar", "title": "Per region", "columns": ["region", "n"],
 
 def _document() -> dict:
     batch = Batch(id="b-1", title="Fresh", mode="standard", conversation_mode="separate")
-    usage = dict.fromkeys(("input_tokens", "output_tokens", "cache_read_tokens",
-                           "cache_creation_tokens", "total_effective_input", "context_tokens",
-                           "tool_rounds", "sql_executed", "sql_cache_hits", "llm_ms", "sql_ms",
-                           "wall_ms"), 1)
     jobs = [
         Job(id="j-1", batch_index=0, message="Per region?", status="succeeded",
             model="claude-sonnet-4-5", answer_text="North has 2. {{chart:0}}", charts=[CHART],
             numbers={"checked": 1, "unsupported": []}, cost_usd=Decimal("0.01"),
-            data_as_of=AS_OF, **usage),
+            data_as_of=AS_OF, **UNIT_USAGE),
         Job(id="j-2", batch_index=1, message="Refused?", status="failed", model="claude-sonnet-4-5",
-            error_code="refusal", error_message="no", cost_usd=Decimal("0.01"), **usage),
+            error_code="refusal", error_message="no", cost_usd=Decimal("0.01"), **UNIT_USAGE),
     ]
     return build_document(batch, jobs, Settings().price_for, {})
 

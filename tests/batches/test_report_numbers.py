@@ -9,6 +9,7 @@ from shared.config import Settings
 from shared.models import Batch, Job
 from shared.reports import render
 from shared.reports.document import build_document, mark_unsupported
+from tests.batches.conftest import UNIT_USAGE
 
 ANSWER = "UA flew 58,665 flights, about 12,345 more than <b>anyone</b>. {{chart:0}}"
 NUMBERS = {"checked": 2, "unsupported": [{"text": "12,345", "position": ANSWER.index("12,345")}]}
@@ -16,17 +17,13 @@ NUMBERS = {"checked": 2, "unsupported": [{"text": "12,345", "position": ANSWER.i
 
 def _document() -> dict:
     batch = Batch(id="b-1", title="Checked", mode="standard", conversation_mode="separate")
-    usage = dict.fromkeys(("input_tokens", "output_tokens", "cache_read_tokens",
-                           "cache_creation_tokens", "total_effective_input", "context_tokens",
-                           "tool_rounds", "sql_executed", "sql_cache_hits", "llm_ms", "sql_ms",
-                           "wall_ms"), 1)
     jobs = [
         Job(id="j-1", batch_index=0, message="Who flew most?", status="succeeded",
             model="claude-sonnet-4-5", answer_text=ANSWER, charts=[], numbers=NUMBERS,
-            parse_path="direct", cost_usd=Decimal("0.01"), **usage),
+            parse_path="direct", cost_usd=Decimal("0.01"), **UNIT_USAGE),
         Job(id="j-2", batch_index=1, message="And least?", status="succeeded",
             model="claude-sonnet-4-5", answer_text="OO flew 32.", charts=[],
-            numbers={"checked": 1, "unsupported": []}, cost_usd=Decimal("0.01"), **usage),
+            numbers={"checked": 1, "unsupported": []}, cost_usd=Decimal("0.01"), **UNIT_USAGE),
     ]
     queries = {"j-1": [{"query_id": 1, "sql": "SELECT 1", "rows": 16}]}
     return build_document(batch, jobs, Settings().price_for, queries)

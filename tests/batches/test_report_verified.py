@@ -9,19 +9,16 @@ from shared.config import Settings
 from shared.models import Batch, Job
 from shared.reports import render
 from shared.reports.document import build_document
+from tests.batches.conftest import UNIT_USAGE
 
 VERIFIED = {"verified_query_id": "vq-1", "question": "Which carrier had the <worst> delay?"}
 
 
 def _document() -> dict:
     batch = Batch(id="b-1", title="Trusted", mode="standard", conversation_mode="separate")
-    usage = dict.fromkeys(("input_tokens", "output_tokens", "cache_read_tokens",
-                           "cache_creation_tokens", "total_effective_input", "context_tokens",
-                           "tool_rounds", "sql_executed", "sql_cache_hits", "llm_ms", "sql_ms",
-                           "wall_ms"), 1)
     jobs = [Job(id=f"j-{i}", batch_index=i, message="Worst?", status="succeeded",
                 model="claude-sonnet-4-5", answer_text="DL.", charts=[], verified=verified,
-                cost_usd=Decimal("0.01"), **usage)
+                cost_usd=Decimal("0.01"), **UNIT_USAGE)
             for i, verified in enumerate((VERIFIED, None))]
     return build_document(batch, jobs, Settings().price_for, {})
 

@@ -5,7 +5,6 @@ import datetime as dt
 import decimal
 import json
 import sqlite3
-from pathlib import Path
 
 import duckdb
 import openpyxl
@@ -15,14 +14,7 @@ from api.problems import http_status
 from engine.datasets import FileSource
 from shared.errors import EmptySource, MalformedSource, UnsupportedSource
 from tests.datasets.conftest import column_types, query
-
-
-def _duckdb_file(path: Path, *statements: str) -> Path:
-    con = duckdb.connect(str(path))
-    for sql in statements:
-        con.execute(sql)
-    con.close()
-    return path
+from tests.utils.dataset_files import duckdb_file
 
 
 def test_parquet_keeps_its_types(tmp_path, build):
@@ -153,7 +145,7 @@ def test_sqlite_types_come_from_what_is_stored(tmp_path, build):
 
 
 def test_duckdb_file_copies_base_tables_not_views(tmp_path, build):
-    path = _duckdb_file(
+    path = duckdb_file(
         tmp_path / "warehouse.duckdb",
         "CREATE TYPE mood AS ENUM ('sad', 'ok', 'happy')",
         "CREATE TABLE visits (id INTEGER, feeling mood, \"at\" TIMESTAMP, tags VARCHAR[])",
@@ -176,7 +168,7 @@ def test_a_db_file_is_told_apart_by_its_first_bytes(tmp_path, build):
     con.execute("CREATE TABLE t_lite (x INTEGER)")
     con.commit()
     con.close()
-    duck = _duckdb_file(tmp_path / "b.db", "CREATE TABLE t_duck (y INTEGER)")
+    duck = duckdb_file(tmp_path / "b.db", "CREATE TABLE t_duck (y INTEGER)")
     built = build(lite, duck)
     assert [t.name for t in built.tables] == ["t_duck", "t_lite"]
     neither = tmp_path / "c.db"

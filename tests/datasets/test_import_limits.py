@@ -30,6 +30,7 @@ from shared.errors import (
     TooManyRows,
 )
 from tests.datasets.conftest import files_under, query
+from tests.utils.dataset_files import duckdb_file
 
 CHILD_ADDRESS_SPACE = 3 * 2**30
 _CHILD = """
@@ -184,17 +185,9 @@ def test_a_workbook_part_that_lies_about_its_size_is_measured_by_its_bytes(tmp_p
 
 # -- DuckDB files: generated columns, and compressed values under a memory limit --------
 
-def _duckdb_file(path: Path, *statements: str) -> Path:
-    con = duckdb.connect(str(path))
-    for sql in statements:
-        con.execute(sql)
-    con.close()
-    return path
-
-
 def test_a_duckdb_file_with_a_generated_column_is_refused(tmp_path, data_dir):
     """2,000 rows of repeat('x', 1000000) in 536 KB took the worker to 4.17 GB."""
-    path = _duckdb_file(tmp_path / "gen.duckdb",
+    path = duckdb_file(tmp_path / "gen.duckdb",
                         "CREATE TABLE t (x INTEGER, y VARCHAR GENERATED ALWAYS AS "
                         "(repeat('x', 1000000)))",
                         "INSERT INTO t (x) SELECT range FROM range(2000)")
@@ -207,7 +200,7 @@ def test_a_duckdb_file_with_a_generated_column_is_refused(tmp_path, data_dir):
 
 def test_compressed_values_in_a_duckdb_file_stop_at_the_memory_limit(tmp_path, data_dir):
     """Stored values compress as well: 300 MB of text in well under 1 MB."""
-    path = _duckdb_file(tmp_path / "packed.duckdb", "CREATE TABLE t AS SELECT range AS x, "
+    path = duckdb_file(tmp_path / "packed.duckdb", "CREATE TABLE t AS SELECT range AS x, "
                         "repeat('x', 1000000) AS y FROM range(300)")
     assert path.stat().st_size < 2**20
     answer = in_child([path], data_dir, source_memory_limit="64MB")
@@ -217,7 +210,7 @@ def test_compressed_values_in_a_duckdb_file_stop_at_the_memory_limit(tmp_path, d
 
 
 def test_an_uploaded_duckdb_file_is_read_with_its_limits(tmp_path, build):
-    path = _duckdb_file(tmp_path / "fine.duckdb", "CREATE TABLE t AS SELECT range AS x "
+    path = duckdb_file(tmp_path / "fine.duckdb", "CREATE TABLE t AS SELECT range AS x "
                         "FROM range(10)")
     built = build(path, limits=ImportLimits(source_memory_limit="64MB"))
     assert query(built.path, "SELECT count(*) FROM t") == [(10,)]
@@ -297,7 +290,7 @@ def _wide(tmp_path: Path, kind: str, width: int) -> Path:
         if kind == "parquet":
             duckdb.connect().execute(f"COPY (SELECT {select}) TO '{path}' (FORMAT parquet)")
         else:
-            _duckdb_file(path, f"CREATE TABLE t AS SELECT {select}")
+            duckdb_file(path, f"CREATE TABLE t AS SELECT {select}")
     return path
 
 

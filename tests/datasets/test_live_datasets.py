@@ -10,15 +10,11 @@ import os
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from urllib.parse import quote
 
-import psycopg
-import pymysql
 import pytest
 
-from bench import scratch_mariadb as mariadb
-from tests.utils import postgres
 from tests.utils.datasets import sse_events, wait_imported
+from tests.utils.scratch_sources import admin_sql, create_scratch, drop_scratch, source_url
 from tests.utils.waiting import wait_for_status, wait_until
 
 pytestmark = pytest.mark.usefixtures("celery_worker", "fake_llm")
@@ -37,22 +33,7 @@ class LiveSource:
     writer_url: str
 
     def admin(self, *statements: str) -> list[tuple]:
-        if self.kind == "postgresql":
-            conninfo = postgres.POSTGRES.replace("dbname=postgres", f"dbname={self.database}")
-            with psycopg.connect(conninfo, autocommit=True) as conn:
-                rows: list[tuple] = []
-                for sql in statements:
-                    cur = conn.execute(sql)
-                    rows = cur.fetchall() if cur.description else []
-                return rows
-        conn = pymysql.connect(**mariadb.MARIADB, database=self.database, autocommit=True)
-        try:
-            with conn.cursor() as cur:
-                for sql in statements:
-                    cur.execute(sql)
-                return list(cur.fetchall())
-        finally:
-            conn.close()
+        return admin_sql(self.kind, self.database, *statements)
 
     def running(self, needle: str = "", role: str | None = None) -> list[str]:
         """Statements the roles (or ``role`` only, PostgreSQL) run now in the database."""
@@ -69,8 +50,7 @@ class LiveSource:
 
 
 def _url(kind: str, user: str, database: str) -> str:
-    port = 5432 if kind == "postgresql" else 3306
-    return f"{kind}://{user}:{quote(PASSWORD, safe='')}@127.0.0.1:{port}/{database}"
+    return source_url(kind, user, PASSWORD, database)
 
 
 _MEASURES = ("CREATE TABLE measures (id INTEGER PRIMARY KEY, region VARCHAR(20), "
@@ -81,10 +61,7 @@ _MEASURES = ("CREATE TABLE measures (id INTEGER PRIMARY KEY, region VARCHAR(20),
 @pytest.fixture(scope="module")
 def pg_live() -> Iterator[LiveSource]:
     name = f"{SCRATCH}_pg"
-    postgres.create_database(name)
-    for role in (READER, WRITER):
-        postgres.run_sql(f'DROP ROLE IF EXISTS "{role}"',
-                         f"CREATE ROLE \"{role}\" LOGIN PASSWORD '{PASSWORD}'")
+    create_scratch("postgresql", name, READER, WRITER, PASSWORD)
     source = LiveSource("postgresql", name, _url("postgresql", READER, name),
                         _url("postgresql", WRITER, name))
     source.admin(*_MEASURES,
@@ -93,27 +70,18 @@ def pg_live() -> Iterator[LiveSource]:
                  f'GRANT SELECT ON ALL TABLES IN SCHEMA public TO "{READER}", "{WRITER}"',
                  f'GRANT INSERT ON measures TO "{WRITER}"')
     yield source
-    postgres.drop_database(name)
-    for role in (READER, WRITER):
-        postgres.run_sql(f'DROP ROLE IF EXISTS "{role}"')
+    drop_scratch("postgresql", name, READER, WRITER)
 
 
 @pytest.fixture(scope="module")
 def maria_live() -> Iterator[LiveSource]:
     name = f"{SCRATCH}_maria"
-    mariadb.create_database(name, migrate=False)
-    statements = []
-    for user in (READER, WRITER):
-        statements += [f"DROP USER IF EXISTS '{user}'@'%'",
-                       f"CREATE USER '{user}'@'%' IDENTIFIED BY '{PASSWORD}'",
-                       f"GRANT SELECT, SHOW VIEW ON `{name}`.* TO '{user}'@'%'"]
-    mariadb.run_sql(*statements, f"GRANT INSERT ON `{name}`.* TO '{WRITER}'@'%'")
+    create_scratch("mariadb", name, READER, WRITER, PASSWORD)
     source = LiveSource("mariadb", name, _url("mariadb", READER, name),
                         _url("mariadb", WRITER, name))
     source.admin(*_MEASURES)
     yield source
-    mariadb.run_sql(*(f"DROP USER IF EXISTS '{u}'@'%'" for u in (READER, WRITER)))
-    mariadb.drop_database(name)
+    drop_scratch("mariadb", name, READER, WRITER)
 
 
 @pytest.fixture(params=["pg_live", "maria_live"])

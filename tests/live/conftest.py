@@ -6,18 +6,14 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
-from urllib.parse import quote
 
-import psycopg
-import pymysql
 import pytest
-import redis as redis_lib
 
-from bench import scratch_mariadb as mariadb
 from engine.live import LiveEngine, LiveLimits, open_engine
 from shared.config import Settings
 from shared.outbound import OutboundPolicy
-from tests.utils import postgres
+from tests.utils.redis_lease import leased_database
+from tests.utils.scratch_sources import admin_sql, create_scratch, drop_scratch, source_url
 
 PASSWORD = "l1ve:p@ss/w%rd"
 SCRATCH = f"sunrise_live_{os.getpid()}"
@@ -38,22 +34,7 @@ class Source:
 
     def admin_sql(self, *statements: str) -> list[tuple]:
         """Run statements as the admin in the scratch database; the last one's rows."""
-        if self.kind == "postgresql":
-            conninfo = postgres.POSTGRES.replace("dbname=postgres", f"dbname={self.database}")
-            with psycopg.connect(conninfo, autocommit=True) as conn:
-                rows: list[tuple] = []
-                for sql in statements:
-                    cur = conn.execute(sql)
-                    rows = cur.fetchall() if cur.description else []
-                return rows
-        conn = pymysql.connect(**mariadb.MARIADB, database=self.database, autocommit=True)
-        try:
-            with conn.cursor() as cur:
-                for sql in statements:
-                    cur.execute(sql)
-                return list(cur.fetchall())
-        finally:
-            conn.close()
+        return admin_sql(self.kind, self.database, *statements)
 
     def running(self, database_only: bool = True) -> list[str]:
         """The scratch database's statements running now, seen by the admin."""
@@ -67,8 +48,7 @@ class Source:
 
 
 def _url(kind: str, user: str, database: str) -> str:
-    port = 5432 if kind == "postgresql" else 3306
-    return f"{kind}://{user}:{quote(PASSWORD, safe='')}@127.0.0.1:{port}/{database}"
+    return source_url(kind, user, PASSWORD, database)
 
 
 _TABLES = (
@@ -86,10 +66,7 @@ _TABLES = (
 @pytest.fixture(scope="session")
 def pg_source() -> Iterator[Source]:
     name = f"{SCRATCH}_pg"
-    postgres.create_database(name)
-    for role in (READER, WRITER):
-        postgres.run_sql(f'DROP ROLE IF EXISTS "{role}"',
-                         f"CREATE ROLE \"{role}\" LOGIN PASSWORD '{PASSWORD}'")
+    create_scratch("postgresql", name, READER, WRITER, PASSWORD)
     source = Source("postgresql", name, _url("postgresql", READER, name),
                     _url("postgresql", WRITER, name))
     series = "generate_series(1, 3000) AS g(n)"
@@ -103,29 +80,20 @@ def pg_source() -> Iterator[Source]:
                      f'GRANT SELECT, USAGE ON SEQUENCE counter TO "{READER}"',
                      f'GRANT INSERT ON regions TO "{WRITER}"')
     yield source
-    postgres.drop_database(name)
-    for role in (READER, WRITER):
-        postgres.run_sql(f'DROP ROLE IF EXISTS "{role}"')
+    drop_scratch("postgresql", name, READER, WRITER)
 
 
 @pytest.fixture(scope="session")
 def maria_source() -> Iterator[Source]:
     name = f"{SCRATCH}_maria"
-    mariadb.create_database(name, migrate=False)
-    statements = []
-    for user in (READER, WRITER):
-        statements += [f"DROP USER IF EXISTS '{user}'@'%'",
-                       f"CREATE USER '{user}'@'%' IDENTIFIED BY '{PASSWORD}'",
-                       f"GRANT SELECT, SHOW VIEW ON `{name}`.* TO '{user}'@'%'"]
-    mariadb.run_sql(*statements, f"GRANT INSERT ON `{name}`.* TO '{WRITER}'@'%'")
+    create_scratch("mariadb", name, READER, WRITER, PASSWORD)
     source = Source("mariadb", name, _url("mariadb", READER, name),
                     _url("mariadb", WRITER, name))
     series = "(SELECT seq AS n FROM seq_1_to_3000) AS g"
     source.admin_sql(*(s.replace("{series}", series) for s in _TABLES),
                      "CREATE TABLE audit (at DATETIME)")
     yield source
-    mariadb.run_sql(*(f"DROP USER IF EXISTS '{u}'@'%'" for u in (READER, WRITER)))
-    mariadb.drop_database(name)
+    drop_scratch("mariadb", name, READER, WRITER)
 
 
 @pytest.fixture(params=["pg_source", "maria_source"])
@@ -136,18 +104,8 @@ def source(request) -> Source:
 @pytest.fixture(scope="session")
 def live_redis_url() -> Iterator[str]:
     """A Redis database number leased to this session (as tests/conftest.py's)."""
-    holder = redis_lib.Redis.from_url("redis://127.0.0.1:6379/0")
-    for number in range(1, 16):
-        lease = f"sunrise:test-db-lease:{number}"
-        if holder.set(lease, os.getpid(), nx=True, ex=4 * 3600):
-            break
-    else:
-        pytest.exit("all Redis test databases 1-15 are leased by other test runs", returncode=3)
-    url = f"redis://127.0.0.1:6379/{number}"
-    redis_lib.Redis.from_url(url).flushdb()
-    yield url
-    redis_lib.Redis.from_url(url).flushdb()
-    holder.delete(lease)
+    with leased_database() as url:
+        yield url
 
 
 @pytest.fixture(scope="session")

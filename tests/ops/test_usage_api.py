@@ -9,21 +9,11 @@ import pytest
 from sqlalchemy import select
 
 from shared.db import session_scope
-from shared.keys import create_key, get_or_create_tenant
+from shared.keys import get_or_create_tenant
 from shared.models import LlmCall, new_id
 from tests.utils.jobs import create_job, job_view
 
 FIELDS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_creation_tokens")
-
-
-@pytest.fixture
-def tenant(settings) -> tuple[dict[str, str], int, str]:
-    """Auth headers, id and name of a fresh tenant."""
-    name = f"usage-{uuid.uuid4().hex[:10]}"
-    with session_scope(settings.database_url) as s:
-        key = create_key(s, name)
-        tenant_id = get_or_create_tenant(s, name).id
-    return {"Authorization": f"Bearer {key}"}, tenant_id, name
 
 
 def seed_calls(settings, tenant_id: int, rows: list[tuple[str, str, str, int]]) -> list[LlmCall]:
@@ -55,8 +45,8 @@ def usage(client, auth, **query) -> dict:
     return resp.get_json()
 
 
-def test_usage_by_day_model_and_tenant_equals_the_per_call_sums(client, settings, tenant):
-    auth, tenant_id, name = tenant
+def test_usage_by_day_model_and_tenant_equals_the_per_call_sums(client, settings, new_tenant):
+    auth, tenant_id, name = new_tenant
     j1, j2, j3 = new_id(), new_id(), new_id()
     calls = seed_calls(settings, tenant_id, [
         (j1, "claude-a", "2024-03-01T09:00:00", 1),
@@ -94,9 +84,9 @@ def test_usage_by_day_model_and_tenant_equals_the_per_call_sums(client, settings
     assert empty["totals"]["cost_usd"] == 0 and empty["totals"]["cache_hit_ratio"] == 0
 
 
-def test_usage_of_a_real_job_equals_its_rows_and_its_job_usage(client, settings, tenant, runner,
+def test_usage_of_a_real_job_equals_its_rows_and_its_job_usage(client, settings, new_tenant, runner,
                                                                fake_llm):
-    auth, tenant_id, name = tenant
+    auth, tenant_id, name = new_tenant
     job_id, _ = create_job(settings, "How many flights did each carrier fly?", tenant=name)
     assert runner.run(job_id) == "succeeded"
     with session_scope(settings.database_url) as s:
@@ -110,8 +100,8 @@ def test_usage_of_a_real_job_equals_its_rows_and_its_job_usage(client, settings,
 
 @pytest.mark.parametrize("query", [{"group_by": "week"}, {"from": "yesterday"},
                                    {"from": "2024-03-02", "to": "2024-03-01"}, {"limit": "3"}])
-def test_bad_queries_are_422_problems(client, tenant, query):
-    auth, _, _ = tenant
+def test_bad_queries_are_422_problems(client, new_tenant, query):
+    auth, _, _ = new_tenant
     resp = client.get("/v1/usage", query_string=query, headers=auth)
     assert resp.status_code == 422 and resp.mimetype == "application/problem+json"
 
@@ -122,8 +112,8 @@ def test_usage_needs_a_key_and_is_in_the_openapi_spec(client):
     assert {p["name"] for p in params} >= {"group_by", "from", "to"}
 
 
-def test_a_call_to_an_unpriced_model_makes_its_groups_cost_null(client, settings, tenant):
-    auth, tenant_id, _ = tenant
+def test_a_call_to_an_unpriced_model_makes_its_groups_cost_null(client, settings, new_tenant):
+    auth, tenant_id, _ = new_tenant
     calls = seed_calls(settings, tenant_id, [(new_id(), "claude-a", "2024-04-01T09:00:00", 1),
                                              (new_id(), "claude-x", "2024-04-01T10:00:00", 2)])
     with session_scope(settings.database_url) as s:  # claude-x has no known price

@@ -4,11 +4,11 @@ policy refuses at delivery time is not called at all."""
 from __future__ import annotations
 
 import socket
-import threading
 import time
 from email.message import EmailMessage
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
+from tests.utils.http_serving import serving
 from tests.utils.sunrise_processes import free_port
 from worker.schedules.senders import send_email, send_http
 
@@ -42,15 +42,9 @@ def test_a_webhook_that_times_out_is_retried_then_failed(base_settings):
         def log_message(self, *args):
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Slow)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        target = {"type": "webhook", "url": f"http://127.0.0.1:{server.server_address[1]}/h"}
+    with serving(Slow) as url:
+        target = {"type": "webhook", "url": f"{url}/h"}
         outcome = send_http(_fast(base_settings), target, 0, b"{}", secret="s", what="test")
-    finally:
-        server.shutdown()
-        server.server_close()
     assert (outcome.status, outcome.attempts) == ("failed", 3) and len(seen) == 3
     assert "Timeout" in outcome.last_error
 

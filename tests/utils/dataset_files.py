@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import duckdb
+
 # NA marks missing values, so units and price must still arrive numeric.
 SALES_CSV = """city,sold_on,units,price,channel
 Oslo,2024-01-05,12,9.5,web
@@ -18,4 +20,13 @@ RAGGED_CSV = "a,b\n1,2\n3,4\n5,6,7\n8,9\n"
 def write_file(folder: Path, name: str, text: str) -> Path:
     path = folder / name
     path.write_text(text)
+    return path
+
+
+def duckdb_file(path: Path, *statements: str) -> Path:
+    """A DuckDB database file at ``path`` made by running ``statements`` in it."""
+    con = duckdb.connect(str(path))
+    for sql in statements:
+        con.execute(sql)
+    con.close()
     return path

@@ -23,14 +23,12 @@ import socket
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any, Self
 
-import httpx
-
 from shared.config import PROJECT_ROOT, Settings
 from sunrise.client import SunriseClient
+from tests.utils.waiting import wait_for_http_ok
 
 _ALIASED = {"anthropic_api_key": "ANTHROPIC_API_KEY", "anthropic_base_url": "ANTHROPIC_BASE_URL"}
 
@@ -102,26 +100,12 @@ class LiveApi:
                 pass_fds=(listener.fileno(),), start_new_session=True)
         listener.close()  # the server holds its own copy
         try:
-            self._wait_healthy()
+            wait_for_http_ok(f"{self.base_url}/healthz", self.proc, timeout=self.startup_timeout,
+                             what="the API", log_text=self.log_text)
         except BaseException:
             self.stop()
             raise
         return self
-
-    def _wait_healthy(self) -> None:
-        deadline = time.monotonic() + self.startup_timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"the API exited with {self.proc.returncode}:\n"
-                                   f"{self.log_text()[-3000:]}")
-            try:
-                if httpx.get(f"{self.base_url}/healthz", timeout=2).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.1)
-        raise RuntimeError(f"the API did not answer /healthz within {self.startup_timeout} s:\n"
-                           f"{self.log_text()[-3000:]}")
 
     def stop(self, timeout: float = 10.0) -> None:
         """Quick shutdown (SIGQUIT to the gunicorn master); SIGKILL its own process group

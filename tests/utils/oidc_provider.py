@@ -20,13 +20,14 @@ import shutil
 import socket
 import subprocess
 import tempfile
-import time
 import uuid
 from pathlib import Path
 from typing import Self
 
 import httpx
 from joserfc.jwk import RSAKey
+
+from tests.utils.waiting import wait_for_http_ok
 
 PROVIDER_DIR = Path(__file__).resolve().parents[1] / "oidc_provider"
 READY = "ready "
@@ -85,27 +86,13 @@ class OidcProvider:
                 pass_fds=(self.listener.fileno(),))
         self.listener.close()
         try:
-            self._wait_ready()
+            wait_for_http_ok(f"{self.issuer}/.well-known/openid-configuration", self.proc,
+                             timeout=self.startup_timeout, what="oidc-provider",
+                             log_text=self.log_text)
         except BaseException:
             self.stop()
             raise
         return self
-
-    def _wait_ready(self) -> None:
-        deadline = time.monotonic() + self.startup_timeout
-        url = f"{self.issuer}/.well-known/openid-configuration"
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"oidc-provider exited with {self.proc.returncode}:\n"
-                                   f"{self.log_text()[-3000:]}")
-            try:
-                if httpx.get(url, timeout=2).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.1)
-        raise RuntimeError(f"oidc-provider did not answer within {self.startup_timeout} s:\n"
-                           f"{self.log_text()[-3000:]}")
 
     def stop(self) -> None:
         proc, self.proc = self.proc, None

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import contextlib
 import json
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from tests.utils.http_serving import serving
 
 LIFETIME_S = 60.0
 
@@ -54,18 +55,6 @@ def stub_http(status: int, body: Any, *, content_type: str | None = None,
         def log_message(self, *args) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    deadline = threading.Timer(lifetime_s, server.shutdown)
-    deadline.daemon = True
-    deadline.start()
-    stub.url = f"http://127.0.0.1:{server.server_address[1]}"
-    try:
+    with serving(Handler, lifetime_s=lifetime_s) as url:
+        stub.url = url
         yield stub
-    finally:
-        deadline.cancel()
-        server.shutdown()
-        server.server_close()
-        thread.join(5)

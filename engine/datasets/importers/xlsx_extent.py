@@ -47,6 +47,40 @@ class _Refused(Exception):
     """Raised inside an expat handler to stop the parse."""
 
 
+class _XmlCheck:
+    """Feeds a part's blocks to expat (a DTD refused) and notes whether the part holds
+    cells or strings; ``finish`` raises MalformedSource if such a part is not well-formed.
+    After the first failure the parser is fed no more: the part is refused at ``finish``."""
+
+    def __init__(self, parser) -> None:
+        parser.StartDoctypeDeclHandler = parser.EntityDeclHandler = _refuse_dtd
+        self.parser = parser
+        self.failure: Exception | None = None
+        self.marked = False
+        self._tail = b""
+
+    def feed(self, block: bytes) -> None:
+        self.marked = self.marked or bool(_MARKERS.search(self._tail + block))
+        self._tail = block[-16:]
+        if self.failure is None:
+            try:
+                self.parser.Parse(block, False)
+            except (ExpatError, _Refused) as exc:
+                self.failure = exc
+
+    def finish(self, source: FileSource, sheet: str) -> None:
+        if self.failure is None:
+            try:
+                self.parser.Parse(b"", True)
+            except (ExpatError, _Refused) as exc:
+                self.failure = exc
+        # A part without cells or strings (an image, a VML drawing) may be anything.
+        if self.failure is not None and (self.marked or isinstance(self.failure, _Refused)):
+            raise MalformedSource(f"{source.name} is not a readable Excel workbook: part "
+                                  f"{sheet} is not well-formed XML ({self.failure}).",
+                                  source=source.name)
+
+
 @dataclass
 class _Extent:
     """The cells of one part (a sheet) as calamine places them."""
@@ -114,20 +148,12 @@ def _measure_quickly(source: FileSource, sheet: str, blocks: Iterator[bytes],
     no other ``r`` and no ``<`` in a value to mislead the pattern. False when some cell
     is written otherwise, so that only walking the rows can place it."""
     extent, strings = _Extent(), 0
-    parser = ParserCreate()
-    parser.StartDoctypeDeclHandler = parser.EntityDeclHandler = _refuse_dtd
-    failure, marked, carry, tail = None, False, b"", b""
+    xml, carry = _XmlCheck(ParserCreate()), b""
     for block in blocks:
-        marked = marked or bool(_MARKERS.search(tail + block))
-        tail = block[-16:]
-        if failure is None:
-            try:
-                parser.Parse(block, False)
-            except (ExpatError, _Refused) as exc:
-                failure = exc
+        xml.feed(block)
         text, carry = _whole_tags(carry + block)
         if len(carry) > _BLOCK:
-            failure = failure or _Refused("a tag longer than 1 MB")
+            xml.failure = xml.failure or _Refused("a tag longer than 1 MB")
             carry = b""
         refs = _FIRST_REF.findall(text)
         if len(refs) != len(_ANY_CELL.findall(text)):
@@ -141,7 +167,7 @@ def _measure_quickly(source: FileSource, sheet: str, blocks: Iterator[bytes],
             _check_strings(source, declared.group(1).decode("ascii", "replace") or "0", limits)
         strings += text.count(b"<si>") + text.count(b"<si ") + len(_PREFIXED_SI.findall(text))
         _check_strings(source, str(strings), limits)
-    _finish(source, sheet, parser, failure, marked)
+    xml.finish(source, sheet)
     return True
 
 
@@ -155,20 +181,6 @@ def _whole_tags(data: bytes) -> tuple[bytes, bytes]:
 
 def _refuse_dtd(*_args) -> None:
     raise _Refused("it declares a DTD")
-
-
-def _finish(source: FileSource, sheet: str, parser, failure: Exception | None,
-            marked: bool) -> None:
-    if failure is None:
-        try:
-            parser.Parse(b"", True)
-        except (ExpatError, _Refused) as exc:
-            failure = exc
-    # A part without cells or strings (an image, a VML drawing) may be anything.
-    if failure is not None and (marked or isinstance(failure, _Refused)):
-        raise MalformedSource(f"{source.name} is not a readable Excel workbook: part "
-                              f"{sheet} is not well-formed XML ({failure}).",
-                              source=source.name)
 
 
 def _check_part(source: FileSource, sheet: str, blocks: Iterator[bytes],
@@ -214,19 +226,12 @@ def _check_part(source: FileSource, sheet: str, blocks: Iterator[bytes],
             state["strings"] += 1
             _check_strings(source, str(state["strings"]), limits)
 
-    parser.StartDoctypeDeclHandler = parser.EntityDeclHandler = _refuse_dtd
     parser.StartElementHandler = start
     parser.EndElementHandler = end
-    failure, marked, tail = None, False, b""
+    xml = _XmlCheck(parser)
     for block in blocks:
-        marked = marked or bool(_MARKERS.search(tail + block))
-        tail = block[-16:]
-        if failure is None:
-            try:
-                parser.Parse(block, False)
-            except (ExpatError, _Refused) as exc:
-                failure = exc
-    _finish(source, sheet, parser, failure, marked)
+        xml.feed(block)
+    xml.finish(source, sheet)
 
 
 def _check_extent(source: FileSource, sheet: str, extent: _Extent, limits: ImportLimits) -> None:
