@@ -57,12 +57,13 @@ from engine.datasets.importers import live_connection
 from engine.datasets.sources import mask_url
 from engine.live import mysql, postgres, spark, spark_sql
 from engine.live.live_engine import WATCHDOG_GRACE_S, LiveEngine, LiveLimits
-from engine.live.query_slots import FleetSlots, LocalSlots
+from engine.live.query_slots import FleetSlots, LocalSlots, wait_for_releases
 from engine.live.statement_check import StatementRefused, check_statement
 from shared.errors import UnsupportedSource
 from shared.outbound import OutboundPolicy
 
-__all__ = ["LiveEngine", "LiveLimits", "open_engine", "read_statement_problem"]
+__all__ = ["LiveEngine", "LiveLimits", "open_engine", "read_statement_problem",
+           "wait_for_releases"]
 
 _BACKENDS = {"postgresql": postgres, "mysql": mysql}
 # Each dialect's refused functions, as its engine's ``run`` checks them.

@@ -3,9 +3,11 @@
 ``FleetSlots`` counts across every worker through Redis: a sorted set per dataset whose
 members are leases scored by when they expire (Redis's own clock, so workers' clocks
 never disagree). Taking a slot drops expired leases and adds one if fewer than the limit
-remain, in one Lua script; giving it back removes the lease. A lease lasts the query's
-time budget plus ``LEASE_GRACE_S`` (a query never runs longer: the engine's timeout and
-the watchdog end it), so a worker that dies holding a slot frees it by itself.
+remain, in one Lua script; giving it back removes the lease, from a thread of this
+process (``_Releases``), so the query's answer does not wait for that round trip. A lease
+lasts the query's time budget plus ``LEASE_GRACE_S`` (a query never runs longer: the
+engine's timeout and the watchdog end it), so a worker that dies holding a slot, or
+whose give-back failed, frees it by itself.
 
 ``LocalSlots`` is the same promise within one process, for an engine opened without
 Redis (the CLI, benchmarks). A query that finds every slot taken waits, polling, within
@@ -14,10 +16,15 @@ its own time budget; then ``SlotsBusy``.
 from __future__ import annotations
 
 import contextlib
+import logging
+import queue
 import threading
 import time
 import uuid
 from collections.abc import Iterator
+from typing import Any
+
+logger = logging.getLogger(__name__)
 
 LEASE_GRACE_S = 5.0
 _POLL_S = (0.01, 0.2)  # first and longest pause between attempts
@@ -69,7 +76,55 @@ class FleetSlots:
         try:
             yield
         finally:
-            self._redis.zrem(self.key, member)
+            _RELEASES.put(self._redis, self.key, member)
+
+
+class _Releases:
+    """Gives leases back (``ZREM``) from one daemon thread per process, in order, so a
+    query's caller never waits for it. Started with the first lease given back (never
+    at import), and again in a forked child, where the parent's thread does not run."""
+
+    def __init__(self) -> None:
+        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def put(self, redis: Any, key: str, member: str) -> None:
+        self._queue.put((redis, key, member))
+        if self._thread is None or not self._thread.is_alive():
+            with self._lock:
+                if self._thread is None or not self._thread.is_alive():
+                    self._thread = threading.Thread(target=self._run, daemon=True,
+                                                    name="live-slot-releases")
+                    self._thread.start()
+
+    def wait_idle(self, timeout_s: float = 5.0) -> bool:
+        """Whether every lease queued so far was given back within ``timeout_s`` (for
+        tests and shutdown)."""
+        done = threading.Event()
+        self._queue.put((None, None, done))
+        return done.wait(timeout_s)
+
+    def _run(self) -> None:
+        while True:
+            redis, key, member = self._queue.get()
+            if redis is None:
+                member.set()
+                continue
+            try:
+                redis.zrem(key, member)
+            except Exception as exc:  # Redis away: the lease expires by itself
+                logger.warning("a live query slot could not be given back (%s); it "
+                               "expires with its lease", type(exc).__name__)
+
+
+_RELEASES = _Releases()
+
+
+def wait_for_releases(timeout_s: float = 5.0) -> bool:
+    """Whether every slot given back in this process so far has left Redis within
+    ``timeout_s`` (tests, and a worker's shutdown)."""
+    return _RELEASES.wait_idle(timeout_s)
 
 
 class LocalSlots:

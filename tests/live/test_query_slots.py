@@ -11,7 +11,7 @@ import pytest
 import redis as redis_lib
 
 from engine.live import LiveLimits
-from engine.live.query_slots import FleetSlots, SlotsBusy
+from engine.live.query_slots import FleetSlots, SlotsBusy, wait_for_releases
 from tests.live.conftest import READER
 
 
@@ -58,6 +58,7 @@ def test_twenty_queries_from_two_workers_never_run_more_than_two_at_once(pg_sour
     watcher.join()
     assert len(results) == 20 and not [r.error for r in results if r.is_error]
     assert max(seen) == 2
+    assert wait_for_releases()  # given back from a thread of their own
     assert redis.zcard(f"sunrise:live:slots:{dataset}") == 0  # every lease given back
 
 
@@ -91,4 +92,25 @@ def test_a_dead_workers_lease_expires_by_itself(redis):
     with slots.hold(time.monotonic() + 3):
         assert time.monotonic() - started < 1.0
         assert redis.zcard(slots.key) == 1
+    assert wait_for_releases()
     assert redis.zcard(slots.key) == 0
+
+
+def test_a_slot_is_given_back_without_waiting_for_redis(redis):
+    """The query's caller returns before the lease leaves Redis (a thread gives it back),
+    and a lease whose give-back fails still expires with its lease."""
+    slots = FleetSlots(redis, f"ds-{uuid.uuid4().hex[:8]}", 1)
+    with slots.hold(time.monotonic() + 1):
+        pass
+    assert wait_for_releases() and redis.zcard(slots.key) == 0
+
+    class Broken:
+        def zrem(self, *_args):
+            raise ConnectionError("Redis is away")
+
+    broken = FleetSlots(redis, slots.key.rpartition(":")[2], 1)
+    broken._redis = Broken()  # the give-back fails; taking worked through the real one
+    with broken.hold(time.monotonic() + 1):
+        pass
+    assert wait_for_releases() and redis.zcard(slots.key) == 1  # left to expire
+    assert redis.pttl(slots.key) > 0

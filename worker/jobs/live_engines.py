@@ -153,9 +153,14 @@ def close_all(timeout_s: float = SHUTDOWN_CLOSE_S) -> bool:
 
 def install_live_shutdown(app) -> None:
     """At the worker's shutdown (after its tasks ended) and a pool process's end, close
-    the process's live engines (``close_all``)."""
+    the process's live engines (``close_all``) and let its last query slots go back."""
     def on_shutdown(**_kw) -> None:
+        from engine.live import wait_for_releases  # (engine.live is heavy to import)
+
         close_all()
+        # Query slots are given back from a thread; let the last ones reach Redis
+        # (bounded: a lease left behind expires by itself).
+        wait_for_releases(1.0)
 
     uid = f"sunrise-{id(app)}-live"
     signals.worker_shutdown.connect(on_shutdown, weak=False, dispatch_uid=uid)
