@@ -18,6 +18,8 @@ import numpy as np
 from safetensors.numpy import load_file
 from tokenizers import Tokenizer
 
+from engine.embeddings.weight_block import in_one_block
+
 # sha256 of sentence-transformers/all-MiniLM-L6-v2 model.safetensors as published on Hugging Face.
 MODEL_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
 MAX_TOKENS = 256  # the model's max_seq_length (sentence_bert_config.json)
@@ -76,12 +78,14 @@ class _Layer(NamedTuple):
     qkv_bias: np.ndarray
     attention_out: np.ndarray
     attention_out_bias: np.ndarray
-    attention_norm: tuple[np.ndarray, np.ndarray]
+    attention_norm_weight: np.ndarray
+    attention_norm_bias: np.ndarray
     up: np.ndarray
     up_bias: np.ndarray
     down: np.ndarray
     down_bias: np.ndarray
-    output_norm: tuple[np.ndarray, np.ndarray]
+    output_norm_weight: np.ndarray
+    output_norm_bias: np.ndarray
 
     @classmethod
     def from_weights(cls, w: dict[str, np.ndarray], prefix: str) -> _Layer:
@@ -94,10 +98,10 @@ class _Layer(NamedTuple):
             np.ascontiguousarray(np.concatenate([weight for weight, _ in parts], axis=1)),
             np.concatenate([bias for _, bias in parts]),
             *linear("attention.output.dense"),
-            (w[f"{prefix}attention.output.LayerNorm.weight"], w[f"{prefix}attention.output.LayerNorm.bias"]),
+            w[f"{prefix}attention.output.LayerNorm.weight"], w[f"{prefix}attention.output.LayerNorm.bias"],
             *linear("intermediate.dense"),
             *linear("output.dense"),
-            (w[f"{prefix}output.LayerNorm.weight"], w[f"{prefix}output.LayerNorm.bias"]),
+            w[f"{prefix}output.LayerNorm.weight"], w[f"{prefix}output.LayerNorm.bias"],
         )
 
 
@@ -105,8 +109,9 @@ class Embedder:
     """Turns texts into unit vectors of 384 floats. Thread-safe (no state after load).
 
     The matrix products are the floor; everything around them is arranged once at load
-    (weights per layer, fused query/key/value) or skipped when it cannot change the
-    result (no padding mask for one text), and works in place on per-call temporaries.
+    (the layers' weights in one block of memory, query/key/value fused) or skipped when
+    it cannot change the result (no padding mask for one text), and works in place on
+    per-call temporaries.
     """
 
     dimension = 384
@@ -117,8 +122,10 @@ class Embedder:
         self._positions = w["embeddings.position_embeddings.weight"]
         self._token_type = w["embeddings.token_type_embeddings.weight"][0]
         self._embedding_norm = (w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"])
-        self._layers = [_Layer.from_weights(w, f"encoder.layer.{i}.")
-                        for i in range(int(config["num_hidden_layers"]))]
+        layers = [_Layer.from_weights(w, f"encoder.layer.{i}.")
+                  for i in range(int(config["num_hidden_layers"]))]
+        arrays, per_layer = in_one_block([a for layer in layers for a in layer]), len(_Layer._fields)
+        self._layers = [_Layer(*arrays[i:i + per_layer]) for i in range(0, len(arrays), per_layer)]
         self._heads = int(config["num_attention_heads"])
         self._head_size = self.dimension // self._heads
         self._scale = np.float32(np.sqrt(self._head_size))
@@ -170,13 +177,13 @@ class Embedder:
             h = context @ layer.attention_out
             h += layer.attention_out_bias
             h += x
-            x = _layer_norm(h, *layer.attention_norm, self._eps)
+            x = _layer_norm(h, layer.attention_norm_weight, layer.attention_norm_bias, self._eps)
             inner = x @ layer.up
             inner += layer.up_bias
             h = _gelu(inner) @ layer.down
             h += layer.down_bias
             h += x
-            x = _layer_norm(h, *layer.output_norm, self._eps)
+            x = _layer_norm(h, layer.output_norm_weight, layer.output_norm_bias, self._eps)
         return x
 
 
