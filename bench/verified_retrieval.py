@@ -51,6 +51,7 @@ def _measure(smoke: bool) -> dict:
         asked = asked[:10]
     for _, text in asked[:3]:  # warm-up, untimed
         VerifiedContext.for_vector(embed_one(embedder, text), known)
+    embed_one.cache_clear()  # every timed question is embedded, none remembered
     top3 = wrong = right_marked = 0
     cpu_ms, misses = [], []
     for gid, text in asked:
@@ -74,26 +75,42 @@ def _measure(smoke: bool) -> dict:
     return {"questions": count, "top3": top3 / count, "wrong_verified": wrong / count,
             "right_verified": right_marked / count, "cpu_ms_median": statistics.median(cpu_ms),
             "cpu_ms_p90": sorted(cpu_ms)[int(0.9 * (count - 1))], "misses": misses,
-            "adopt_at": ADOPT_AT, "mark_at": MARK_AT, "model_floor_ms": _model_floor_ms()}
+            "adopt_at": ADOPT_AT, "mark_at": MARK_AT,
+            **dict(zip(("model_floor_ms", "model_streamed_ms"), _model_floor_ms()))}
 
 
-def _model_floor_ms(rounds: int = 20) -> float:
+def _model_floor_ms(rounds: int = 20) -> tuple[float, float]:
     """CPU of the model's matrix products alone for a 12-token question, one thread:
-    the floor any numpy MiniLM pays on this host, measured beside the figure."""
+    the floor any numpy MiniLM pays on this host, measured beside the figure. Twice:
+    on one layer's worth of weights reused six times (they stay in cache: the bound
+    for arithmetic), and on six layers' distinct weights laid out as the model keeps
+    them (42 MB read per question, as the model does: the bound it really meets)."""
     import numpy as np
     from threadpoolctl import threadpool_limits
 
-    x = np.ones((1, 12, 384), dtype=np.float32)
-    square = np.ones((384, 384), dtype=np.float32)
-    up, down = np.ones((384, 1536), dtype=np.float32), np.ones((1536, 384), dtype=np.float32)
-    with threadpool_limits(limits=1):
+    from engine.embeddings.weight_block import in_one_block
+
+    shapes = [(384, 1152), (384, 384), (384, 1536), (1536, 384)]
+    rng = np.random.default_rng(37)
+    streamed = in_one_block([rng.standard_normal(shape, dtype=np.float32)
+                             for _layer in range(6) for shape in shapes])
+    cached = streamed[:4] * 6
+    x, inner = np.ones((1, 12, 384), dtype=np.float32), np.ones((1, 12, 1536), dtype=np.float32)
+
+    def products(weights: list) -> float:
         started = time.thread_time()
         for _ in range(rounds):
-            for _layer in range(6):
-                for _ in range(4):
-                    x @ square
-                (x @ up) @ down
+            for i in range(0, len(weights), 4):
+                qkv, out, up, down = weights[i:i + 4]
+                x @ qkv
+                x @ out
+                x @ up
+                inner @ down
         return (time.thread_time() - started) / rounds * 1000
+
+    with threadpool_limits(limits=1):
+        products(streamed)  # warm-up: first touch of the block's pages
+        return products(cached), products(streamed)
 
 
 def _cache(gold: dict) -> dict:
@@ -158,8 +175,9 @@ def run(smoke: bool = False) -> dict:
             f"{figures['right_verified']:.1%}", "", None, "report", None),
         row("verified retrieval", "CPU per question: embed (1 thread), rank, mark (median)",
             f"{figures['cpu_ms_median']:.1f} ms (p90 {figures['cpu_ms_p90']:.1f})",
-            f"{figures['model_floor_ms']:.1f} ms (its matrix products alone)",
-            figures["cpu_ms_median"] / figures["model_floor_ms"],
+            f"{figures['model_streamed_ms']:.1f} ms (its matrix products alone; "
+            f"{figures['model_floor_ms']:.1f} ms with the weights in cache)",
+            figures["cpu_ms_median"] / figures["model_streamed_ms"],
             f"≤ {CPU_TARGET_MS:g} ms", figures["cpu_ms_median"] <= CPU_TARGET_MS),
         row("verified retrieval", "prompt cache: tokens read from the cache by a job with "
             "verified queries, after one without",

@@ -12,10 +12,13 @@ import functools
 import hashlib
 import json
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 from safetensors.numpy import load_file
 from tokenizers import Tokenizer
+
+from engine.embeddings.weight_block import in_one_block
 
 # sha256 of sentence-transformers/all-MiniLM-L6-v2 model.safetensors as published on Hugging Face.
 MODEL_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
@@ -42,36 +45,90 @@ def _sha256(path: Path) -> str:
 
 
 def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float) -> np.ndarray:
-    mean = x.mean(-1, keepdims=True)
-    var = ((x - mean) ** 2).mean(-1, keepdims=True)
-    return (x - mean) / np.sqrt(var + eps) * weight + bias
+    """Normalise ``x`` in place (callers pass a temporary) and return it. The operations
+    and their order are the plain formula's, so the result is the same to the bit."""
+    x -= x.mean(-1, keepdims=True)
+    var = np.square(x).mean(-1, keepdims=True)
+    var += eps
+    x /= np.sqrt(var, out=var)
+    x *= weight
+    x += bias
+    return x
 
 
 def _gelu(x: np.ndarray) -> np.ndarray:
-    # BERT's exact gelu (erf); numpy has no erf, so use the tanh form, within 1e-3 of it.
-    return 0.5 * x * (1.0 + np.tanh(0.7978845608028654 * (x + 0.044715 * (x * x * x))))
+    """BERT's exact gelu (erf) in its tanh form, within 1e-3 of it (numpy has no erf);
+    computed in place in ``x`` with one temporary, in the formula's order."""
+    inner = x * x
+    inner *= x
+    inner *= 0.044715
+    inner += x
+    inner *= 0.7978845608028654
+    np.tanh(inner, out=inner)
+    inner += 1.0
+    x *= 0.5
+    x *= inner
+    return x
+
+
+class _Layer(NamedTuple):
+    """One encoder layer's weights, linear ones as (in, out) for ``x @ W``."""
+
+    qkv: np.ndarray  # query, key and value side by side: one product instead of three
+    qkv_bias: np.ndarray
+    attention_out: np.ndarray
+    attention_out_bias: np.ndarray
+    attention_norm_weight: np.ndarray
+    attention_norm_bias: np.ndarray
+    up: np.ndarray
+    up_bias: np.ndarray
+    down: np.ndarray
+    down_bias: np.ndarray
+    output_norm_weight: np.ndarray
+    output_norm_bias: np.ndarray
+
+    @classmethod
+    def from_weights(cls, w: dict[str, np.ndarray], prefix: str) -> _Layer:
+        def linear(name: str) -> tuple[np.ndarray, np.ndarray]:
+            # Stored (out, in); transposed once here.
+            return np.ascontiguousarray(w[f"{prefix}{name}.weight"].T), w[f"{prefix}{name}.bias"]
+
+        parts = [linear(f"attention.self.{part}") for part in ("query", "key", "value")]
+        return cls(
+            np.ascontiguousarray(np.concatenate([weight for weight, _ in parts], axis=1)),
+            np.concatenate([bias for _, bias in parts]),
+            *linear("attention.output.dense"),
+            w[f"{prefix}attention.output.LayerNorm.weight"], w[f"{prefix}attention.output.LayerNorm.bias"],
+            *linear("intermediate.dense"),
+            *linear("output.dense"),
+            w[f"{prefix}output.LayerNorm.weight"], w[f"{prefix}output.LayerNorm.bias"],
+        )
 
 
 class Embedder:
-    """Turns texts into unit vectors of 384 floats. Thread-safe (no state after load)."""
+    """Turns texts into unit vectors of 384 floats. Thread-safe (no state after load).
+
+    The matrix products are the floor; everything around them is arranged once at load
+    (the layers' weights in one block of memory, query/key/value fused) or skipped when
+    it cannot change the result (no padding mask for one text), and works in place on
+    per-call temporaries.
+    """
 
     dimension = 384
 
     def __init__(self, weights: dict[str, np.ndarray], config: dict, tokenizer: Tokenizer):
-        self._w = {k: v.astype(np.float32) for k, v in weights.items() if k != "embeddings.position_ids"}
-        # Linear layers are stored (out, in); keep them transposed once for x @ W.
-        for key in list(self._w):
-            if key.endswith(".weight") and self._w[key].ndim == 2 and "embeddings" not in key:
-                self._w[key] = np.ascontiguousarray(self._w[key].T)
-        self._layers = int(config["num_hidden_layers"])
-        # Query, key and value as one product: one BLAS call instead of three.
-        for i in range(self._layers):
-            p = f"encoder.layer.{i}.attention.self."
-            self._w[p + "qkv.weight"] = np.ascontiguousarray(np.concatenate(
-                [self._w.pop(p + part + ".weight") for part in ("query", "key", "value")], axis=1))
-            self._w[p + "qkv.bias"] = np.concatenate(
-                [self._w.pop(p + part + ".bias") for part in ("query", "key", "value")])
+        w = {k: v.astype(np.float32) for k, v in weights.items() if k != "embeddings.position_ids"}
+        self._words = w["embeddings.word_embeddings.weight"]
+        self._positions = w["embeddings.position_embeddings.weight"]
+        self._token_type = w["embeddings.token_type_embeddings.weight"][0]
+        self._embedding_norm = (w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"])
+        layers = [_Layer.from_weights(w, f"encoder.layer.{i}.")
+                  for i in range(int(config["num_hidden_layers"]))]
+        arrays, per_layer = in_one_block([a for layer in layers for a in layer]), len(_Layer._fields)
+        self._layers = [_Layer(*arrays[i:i + per_layer]) for i in range(0, len(arrays), per_layer)]
         self._heads = int(config["num_attention_heads"])
+        self._head_size = self.dimension // self._heads
+        self._scale = np.float32(np.sqrt(self._head_size))
         self._eps = float(config["layer_norm_eps"])
         self._tokenizer = tokenizer
 
@@ -79,48 +136,54 @@ class Embedder:
         """Return an (n, 384) float32 array of L2-normalised sentence embeddings."""
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        encodings = self._tokenizer.encode_batch(list(texts))
-        ids = np.array([e.ids for e in encodings], dtype=np.int64)
-        mask = np.array([e.attention_mask for e in encodings], dtype=np.float32)
-        hidden = self._encode(ids, mask)
-        pooled = (hidden * mask[:, :, None]).sum(1) / np.clip(mask.sum(1, keepdims=True), 1e-9, None)
+        if len(texts) == 1:
+            # One text is never padded; encode() spares encode_batch's thread pool.
+            encoding = self._tokenizer.encode(texts[0])
+            ids = np.array([encoding.ids], dtype=np.int64)
+            mask = np.ones(ids.shape, dtype=np.float32)
+        else:
+            encodings = self._tokenizer.encode_batch(list(texts))
+            ids = np.array([e.ids for e in encodings], dtype=np.int64)
+            mask = np.array([e.attention_mask for e in encodings], dtype=np.float32)
+        padded = not mask.all()
+        hidden = self._encode(ids, mask if padded else None)
+        if padded:  # multiplying by a mask of ones would change nothing
+            hidden *= mask[:, :, None]
+        pooled = hidden.sum(1) / np.clip(mask.sum(1, keepdims=True), 1e-9, None)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
 
-    def _encode(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        w = self._w
+    def _encode(self, ids: np.ndarray, mask: np.ndarray | None) -> np.ndarray:
+        """Hidden states (n, length, 384); ``mask`` None when no text is padded (its
+        additive bias would be all zeros)."""
         n, length = ids.shape
-        x = (
-            w["embeddings.word_embeddings.weight"][ids]
-            + w["embeddings.position_embeddings.weight"][np.arange(length)][None]
-            + w["embeddings.token_type_embeddings.weight"][0]
-        )
-        x = _layer_norm(x, w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"], self._eps)
-        bias = ((1.0 - mask) * np.float32(-1e9))[:, None, None, :]
-        head = self.dimension // self._heads
-        for i in range(self._layers):
-            p = f"encoder.layer.{i}."
-
-            def lin(t: np.ndarray, name: str, p: str = p) -> np.ndarray:
-                return t @ w[p + name + ".weight"] + w[p + name + ".bias"]
-
-            def split(t: np.ndarray) -> np.ndarray:
-                return t.reshape(n, length, self._heads, head).transpose(0, 2, 1, 3)
-
-            q, k, v = (split(t) for t in np.split(lin(x, "attention.self.qkv"), 3, axis=-1))
-            scores = q @ k.transpose(0, 1, 3, 2) / np.float32(np.sqrt(head)) + bias
-            scores = np.exp(scores - scores.max(-1, keepdims=True))
+        x = self._words[ids] + self._positions[:length][None]
+        x += self._token_type
+        x = _layer_norm(x, *self._embedding_norm, self._eps)
+        bias = None if mask is None else ((1.0 - mask) * np.float32(-1e9))[:, None, None, :]
+        for layer in self._layers:
+            qkv = x @ layer.qkv
+            qkv += layer.qkv_bias
+            # (n, length, 3, heads, head) -> (3, n, heads, length, head): views, no copy.
+            q, k, v = qkv.reshape(n, length, 3, self._heads, self._head_size).transpose(2, 0, 3, 1, 4)
+            scores = q @ k.transpose(0, 1, 3, 2)
+            scores /= self._scale
+            if bias is not None:
+                scores += bias
+            scores -= scores.max(-1, keepdims=True)
+            np.exp(scores, out=scores)
             scores /= scores.sum(-1, keepdims=True)
             context = (scores @ v).transpose(0, 2, 1, 3).reshape(n, length, self.dimension)
-            x = _layer_norm(
-                lin(context, "attention.output.dense") + x,
-                w[p + "attention.output.LayerNorm.weight"], w[p + "attention.output.LayerNorm.bias"], self._eps,
-            )
-            inner = _gelu(lin(x, "intermediate.dense"))
-            x = _layer_norm(
-                lin(inner, "output.dense") + x,
-                w[p + "output.LayerNorm.weight"], w[p + "output.LayerNorm.bias"], self._eps,
-            )
+            h = context @ layer.attention_out
+            h += layer.attention_out_bias
+            h += x
+            x = _layer_norm(h, layer.attention_norm_weight, layer.attention_norm_bias, self._eps)
+            inner = x @ layer.up
+            inner += layer.up_bias
+            h = _gelu(inner) @ layer.down
+            h += layer.down_bias
+            h += x
+            x = _layer_norm(h, layer.output_norm_weight, layer.output_norm_bias, self._eps)
         return x
 
 
