@@ -32,7 +32,7 @@ from redis.commands.core import Script
 
 from api.auth import confirm_access
 from api.resources import Resources, resources
-from shared.access_generation import generation_key
+from shared.access_generation import generation_key, new_generation
 from shared.errors import RateLimited
 
 logger = logging.getLogger(__name__)
@@ -71,12 +71,20 @@ def check_questions(res: Resources, tenant_id: int, questions: int) -> None:
 UNREAD = object()
 
 # KEYS: the tenant's access generation, then one counter per budget of the request.
-# ARGV: the counters' expiry, then each budget's cost and limit. Every counter takes its
-# cost; when one goes past its limit (unless it was the minute's first spend and the
-# limit is not 0: a big batch) all are given back. Returns 0, or the 1-based number of
-# the first budget over, what it would have counted, and the generation (nil if none).
+# ARGV: the counters' expiry, then each budget's cost and limit, then a fresh token.
+# Every counter takes its cost; when one goes past its limit (unless it was the minute's
+# first spend and the limit is not 0: a big batch) all are given back. Returns 0, or the
+# 1-based number of the first budget over, what it would have counted, and the
+# generation. A missing generation (never bumped, or lost with Redis's data) becomes the
+# fresh token: "none" would confirm values remembered before a change whose bump was
+# lost, while a new token matches no stamp, so every process reads its grants again.
 _TAKE = """
 local over, count = 0, 0
+local generation = redis.call('GET', KEYS[1])
+if not generation then
+  generation = ARGV[#ARGV]
+  redis.call('SET', KEYS[1], generation)
+end
 for i = 2, #KEYS do
   local cost, limit = tonumber(ARGV[2 * i - 2]), tonumber(ARGV[2 * i - 1])
   local used = redis.call('INCRBY', KEYS[i], cost)
@@ -88,19 +96,21 @@ end
 if over > 0 then
   for i = 2, #KEYS do redis.call('DECRBY', KEYS[i], ARGV[2 * i - 2]) end
 end
-return {over, count, redis.call('GET', KEYS[1])}
+return {over, count, generation}
 """
 
 
 def _take(res: Resources, tenant_id: int, costs: dict[str, int]):
     """Count ``costs``; raise RateLimited past a budget. Returns the tenant's access
-    generation (None if it has none), or ``UNREAD`` when Redis did not answer."""
+    generation (set to a fresh one if it had none), or ``UNREAD`` when Redis did not
+    answer."""
     limits = {"requests": res.settings.rate_limit_per_minute,
               "questions": res.settings.question_limit_per_minute}
     window = int(time.time() // 60)
-    args: list[int] = [WINDOW_TTL_S]
+    args: list[int | str] = [WINDOW_TTL_S]
     for budget, cost in costs.items():
         args += [cost, limits[budget]]
+    args.append(new_generation())
     try:
         over, count, generation = _take_script(res.redis)(
             keys=[generation_key(tenant_id), *(f"sunrise:rate:{budget}:{tenant_id}:{window}"

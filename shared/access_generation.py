@@ -10,6 +10,9 @@ user (``bump`` after the change commits) takes effect on the next request everyw
 
 The token is random rather than a counter: a Redis that lost its data and counts again
 from the start could otherwise hand out a generation already stamped on an old value.
+A tenant without a token (never changed, or Redis lost its data) is given a fresh one
+by the first request that reads it, never "none": a value remembered under "none" before
+a change whose bump was then lost would otherwise be confirmed again.
 With Redis unreachable the stamps cannot be checked and the cache's window applies.
 """
 from __future__ import annotations
@@ -21,8 +24,13 @@ logger = logging.getLogger(__name__)
 
 
 def generation_key(tenant_id: int) -> str:
-    """The Redis key holding ``tenant_id``'s generation (absent until its first bump)."""
+    """The Redis key holding ``tenant_id``'s generation (set by its first request or bump)."""
     return f"sunrise:access:{tenant_id}"
+
+
+def new_generation() -> str:
+    """A generation no process has stamped a value with."""
+    return uuid.uuid4().hex
 
 
 def bump(client, tenant_id: int) -> None:
@@ -32,7 +40,7 @@ def bump(client, tenant_id: int) -> None:
     A Redis that does not answer is logged, not raised: the change stands, and reaches
     the other processes within ``key_cache_s`` as it did before generations."""
     try:
-        client.set(generation_key(tenant_id), uuid.uuid4().hex)
+        client.set(generation_key(tenant_id), new_generation())
     except Exception as exc:
         logger.warning("tenant %s: access generation not bumped (Redis unavailable: %s); "
                        "API processes may honour the old grants for key_cache_s", tenant_id,

@@ -29,7 +29,7 @@ def get_tenant():
 
 
 @spec.doc("PATCH", "/v1/tenant", "Set or remove the cost budget (owners only); set "
-          "unknown_users, create or refuse (admins and owners). Each change is audited "
+          "unknown_users, create or refuse (admins and owners); either needs the admin scope. Each change is audited "
           "(tenant.update).", body=TenantPatch, responses={200: TenantOut, 403: None},
           tag="tenant")
 @bp.patch("")

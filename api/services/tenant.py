@@ -29,11 +29,13 @@ def update_tenant(session: Session, principal: Principal, body: TenantPatch,
     """Apply the settings ``body`` holds and audit them (``tenant.update``, each changed
     setting before and after); returns the tenant's view.
 
-    The budget is for owners; ``unknown_users`` for admins and owners, through a key with
-    the ``admin`` scope. Raises Forbidden, changing nothing, for anyone else."""
+    The budget is for owners, ``unknown_users`` for admins and owners, both through a key
+    with the ``admin`` scope (a tenant key made for asking acts as the owner with only
+    its own scopes). Raises Forbidden, changing nothing, for anyone else."""
     given = body.model_fields_set
-    if "budget" in given and principal.role != "owner":
-        raise Forbidden("Only the tenant's owners may change its budget.")
+    if "budget" in given and not (principal.role == "owner" and "admin" in principal.scopes):
+        raise Forbidden("Only the tenant's owners, with a key that has the 'admin' scope, may "
+                        "change its budget.")
     if "unknown_users" in given and not (principal.is_admin and "admin" in principal.scopes):
         raise Forbidden("Only admins and owners, with a key that has the 'admin' scope, may "
                         "change unknown_users.")

@@ -47,7 +47,7 @@ from engine.live.result_rows import engine_summary_sql, local_summary, take_rows
 from engine.live.statement_check import StatementRefused, check_statement
 from engine.sql.query_result import MAX_COLUMNS, SHOWN_ROWS, QueryResult
 from engine.sql.result_sql import read_summary
-from shared.errors import ImportFailed
+from shared.errors import ImportFailed, SourceUnreachable
 
 logger = logging.getLogger(__name__)
 
@@ -115,6 +115,7 @@ class LiveEngine:
         self.limits = limits
         self._slots = slots
         self._password = password
+        self.title = getattr(backend, "TITLE", "The source")  # the product's, once connected
         self._pool = ConnectionPool(self._connect, max_idle=limits.max_concurrent_queries + 1,
                                     idle_close_s=limits.idle_close_s,
                                     label=display.rpartition("@")[2],
@@ -415,12 +416,21 @@ class LiveEngine:
             self._pool.release(conn, reusable=reusable)
 
     def _connect(self):
+        """A new connection in the engine's read-only session. A source that takes the
+        connection and then refuses the session's settings (a query allowance used up,
+        the connection dropped) raises ``SourceUnreachable`` naming the driver's reason,
+        as every failure to open one does: callers answer that family, not a driver's."""
         conn = self._open_connection()
         try:
             self._backend.prepare(conn)
-        except BaseException:
+        except BaseException as exc:
             with contextlib.suppress(Exception):
                 conn.close()
+            if isinstance(exc, (psycopg.Error, pymysql.err.MySQLError)):
+                raise SourceUnreachable(
+                    f"{self.display} took the connection but refused to prepare its "
+                    f"read-only session: {self._driver_message(exc)}",
+                    source=self.display) from None
             raise
         return conn
 

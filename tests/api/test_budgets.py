@@ -133,6 +133,23 @@ def test_only_owners_change_the_budget(settings, new_tenant):
         assert s.get(TenantBudget, tenant_id) is None
 
 
+def test_a_key_without_the_admin_scope_cannot_lift_or_set_the_budget(client, settings,
+                                                                      new_tenant):
+    # A tenant key given to an app to ask questions acts as the owner with only its
+    # scopes: lifting the budget is a setting change, as unknown_users is.
+    auth, tenant_id, name = new_tenant
+    assert client.patch("/v1/tenant", headers=auth, json={
+        "budget": {"monthly_usd": 5}}).status_code == 200
+    with session_scope(settings.database_url) as s:
+        asker = {"Authorization": f"Bearer {create_key(s, name, scopes=['ask', 'datasets'])}"}
+    for budget in (None, {"monthly_usd": 1_000_000}):
+        problem = _problem(client.patch("/v1/tenant", headers=asker,
+                                        json={"budget": budget}), 403)
+        assert "'admin' scope" in problem["detail"]
+    with session_scope(settings.database_url) as s:
+        assert s.get(TenantBudget, tenant_id).monthly_usd == Decimal(5)
+
+
 def test_metrics_export_spend_and_budget_per_tenant(client, settings, new_tenant):
     auth, tenant_id, name = new_tenant
     _spend(settings, tenant_id, "0.75")

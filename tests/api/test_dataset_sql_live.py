@@ -184,3 +184,33 @@ def _closed_port() -> int:
     port = probe.getsockname()[1]
     probe.close()  # nothing listens there now
     return port
+
+
+@pytest.fixture
+def rationed_url(maria_source) -> Iterator[str]:  # noqa: F811
+    """A MariaDB reader whose hourly query allowance ends while its session is prepared
+    (the server answers, authenticates it, then refuses its next statement)."""
+    user = "sunrise_rationed"
+    maria_source.admin_sql(f"DROP USER IF EXISTS '{user}'@'%'",
+                           f"CREATE USER '{user}'@'%' IDENTIFIED BY 'rationed-pw' "
+                           "WITH MAX_QUERIES_PER_HOUR 2",
+                           f"GRANT SELECT ON `{maria_source.database}`.* TO '{user}'@'%'")
+    yield f"mariadb://{user}:rationed-pw@127.0.0.1:3306/{maria_source.database}"
+    maria_source.admin_sql(f"DROP USER IF EXISTS '{user}'@'%'")
+
+
+def test_a_source_refusing_the_session_after_connecting_is_a_503_naming_its_reason(
+        client, auth, settings, maria_source, rationed_url):  # noqa: F811
+    dataset_id = create_live(client, auth, maria_source.reader_url,
+                             tables=["orders"])["dataset_id"]
+    assert wait_imported(client, auth, dataset_id)["status"] == "ready"
+    with session_scope(settings.database_url) as s:
+        s.get(Dataset, dataset_id).source_url = seal(settings.secret_keys, rationed_url)
+
+    response = _sql(client, auth, dataset_id, "SELECT 1")
+    assert response.status_code == 503, response.get_data(as_text=True)
+    assert response.mimetype == "application/problem+json"
+    detail = response.get_json()["detail"]
+    assert detail.startswith(f"Dataset {dataset_id}'s source cannot be reached"), detail
+    assert "max_queries_per_hour" in detail, detail
+    assert "rationed-pw" not in response.get_data(as_text=True)

@@ -97,3 +97,27 @@ def test_without_redis_requests_are_served_and_the_cache_window_bounds_a_change(
 
     assert cut_off.get("/v1/me", headers=acting(auth, "sam")).status_code == 200
     assert here.get("/v1/me", headers=acting(auth, "sam")).status_code == 403
+
+
+def test_a_revoked_key_stays_refused_when_redis_loses_the_tenants_generation(
+        two_apps, auth, settings):
+    # Redis flushed, restarted without persistence or evicting the token: the generation
+    # is gone. What another process remembered before the revocation must not be
+    # confirmed by "no generation" (the state it was loaded under) again.
+    from shared.access_generation import generation_key
+    from shared.redis_client import redis_for
+
+    here, there = two_apps
+    tenant_id, name = tenant_of(settings, auth["Authorization"].split()[1])
+    redis = redis_for(settings.redis_url)
+    redis.delete(generation_key(tenant_id))  # a tenant whose access never changed
+    doomed = key_for(settings, name)
+    assert there.get("/v1/datasets", headers=doomed).status_code == 200
+
+    prefix = doomed["Authorization"].split()[1][:16]
+    assert here.delete(f"/v1/keys/{prefix}", headers=auth).status_code == 204
+    redis.delete(generation_key(tenant_id))  # the flush
+
+    refused = there.get("/v1/datasets", headers=doomed)
+    assert refused.status_code == 401, refused.get_data(as_text=True)
+    assert there.get("/v1/datasets", headers=auth).status_code == 200

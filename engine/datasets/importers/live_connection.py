@@ -161,12 +161,15 @@ def _open_mysql(endpoint: Endpoint, address: str, policy: OutboundPolicy, displa
         write_timeout=policy.read_timeout_s, local_infile=False, ssl=context,
         program_name="sunrise-import", defer_connect=True)
     sock = _checked_socket(address, endpoint, policy, display)
+    # Read before connecting: TLS, if any, takes the descriptor over during the handshake
+    # and leaves ``sock`` detached (-1), which would mark every idle connection closed.
+    fileno = sock.fileno()
     try:
         conn.connect(sock)
     except BaseException:
         sock.close()
         raise
-    _MYSQL_FILENOS[conn] = sock.fileno()  # before TLS, if any, takes the socket over
+    _MYSQL_FILENOS[conn] = fileno
     return conn
 
 
