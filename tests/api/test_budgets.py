@@ -12,6 +12,7 @@ from api.services.tenant import update_tenant
 from shared.budgets import Periods, admit_work
 from shared.db import session_scope
 from shared.errors import BudgetExceeded, Forbidden
+from shared.keys import create_key
 from shared.models import Job, LlmCall, TenantBudget, new_id, utcnow
 from shared.principal import Principal
 
