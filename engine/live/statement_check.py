@@ -11,6 +11,11 @@ regular expressions), and the whole tree is inspected:
   UPDATE``/``FOR SHARE``/``LOCK IN SHARE MODE``, ``COPY``, ``SET`` and the like;
 - MySQL's ``INTO OUTFILE``/``INTO DUMPFILE``, which sqlglot does not parse, are found
   in the token stream and named;
+- comments the server would run are refused: MySQL/MariaDB execute the body of
+  ``/*! ... */`` and ``/*M! ... */`` (which sqlglot, rightly for SQL, reads as a
+  comment, so every other check would miss a ``SLEEP`` or ``INTO OUTFILE`` inside), and
+  optimizer hints ``/*+ ... */`` can change the statement's limits (MySQL's
+  ``MAX_EXECUTION_TIME``, pg_hint_plan's ``Set``);
 - no call of a function on the engine's refusal list (``RefusedFunctions``: exact
   names and name prefixes, compared case-insensitively, schema qualification ignored).
 
@@ -43,6 +48,9 @@ _REFUSED_NODES: dict[type, str] = {
     exp.Grant: "GRANT", exp.Revoke: "REVOKE", exp.Kill: "KILL", exp.Command: "a command",
 }
 _QUERY_TOPS = (exp.Query, exp.Values)
+# How a comment's text starts when a server runs it (``/*!``, ``/*M!``) or plans by it
+# (``/*+``); sqlglot gives comments without their ``/*``.
+_RUN_COMMENTS = ("!", "M!", "+")
 
 
 @dataclass(frozen=True)
@@ -129,7 +137,14 @@ def _check(sql: object, dialect: str, refused: RefusedFunctions, engine_name: st
 
 
 def _check_tokens(tokens: list) -> None:
-    """MySQL's ``INTO OUTFILE``/``DUMPFILE``, which sqlglot cannot parse, named as such."""
+    """MySQL's ``INTO OUTFILE``/``DUMPFILE``, which sqlglot cannot parse, named as such;
+    executable comments and optimizer hints refused (see the module doc)."""
+    for token in tokens:
+        if token.token_type == sqlglot.TokenType.HINT or any(
+                comment.lstrip().upper().startswith(_RUN_COMMENTS)
+                for comment in token.comments):
+            raise StatementRefused("optimizer hints (/*+ */) and executable comments "
+                                   "(/*! */) are not allowed; write the query without them")
     for before, token in itertools.pairwise(tokens):
         if before.text.upper() == "INTO" and token.text.upper() in ("OUTFILE", "DUMPFILE"):
             raise StatementRefused(f"INTO {token.text.upper()} is not allowed (nothing is "

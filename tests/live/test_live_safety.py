@@ -201,3 +201,13 @@ def test_password_never_appears_in_errors_or_logs(source, open_live, caplog):
         result = engine.run(sql, tag="t")
         assert result.is_error and PASSWORD not in result.error
     assert PASSWORD not in caplog.text
+
+
+def test_an_executable_comment_never_reaches_mariadb(maria_source, open_live):
+    """MariaDB runs the body of /*! */: the check refuses it before the engine sees it
+    (sqlglot alone reads it as a comment, and the SLEEP in it would run)."""
+    engine = open_live(maria_source.reader_url)
+    started = time.monotonic()
+    result = engine.run("SELECT 1 /*!, SLEEP(5) */", tag="t")
+    assert result.is_error and "executable comments" in result.error, result
+    assert time.monotonic() - started < 1

@@ -98,3 +98,22 @@ def test_refused_function_lists_are_per_engine():
     # SLEEP is MySQL's; on PostgreSQL it does not exist, and pg_sleep is not MySQL's.
     assert pg("SELECT sleep(1)") == "SELECT sleep(1)"
     assert my("SELECT pg_sleep(1)") == "SELECT pg_sleep(1)"
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT 1 /*!, SLEEP(60) */",  # MariaDB/MySQL run the body of /*! */
+    "SELECT id FROM orders /*!50000 INTO OUTFILE '/tmp/x' */",
+    "SELECT 1 /*M!100000 , BENCHMARK(1e9, md5('x')) */",
+    "/*! SELECT SLEEP(60) */ SELECT 1",
+    "SELECT /*+ MAX_EXECUTION_TIME(600000) */ count(*) FROM orders",  # lifts the limit
+])
+@pytest.mark.parametrize("check", [my, pg])
+def test_comments_a_server_would_run_are_refused(check, sql):
+    with pytest.raises(StatementRefused) as refused:
+        check(sql)
+    assert "executable comments" in refused.value.message
+
+
+def test_ordinary_comments_and_comment_like_strings_pass():
+    assert my("SELECT 1 /* why */ + 1") == "SELECT 1 /* why */ + 1"
+    assert pg("SELECT '/*! text */' AS t") == "SELECT '/*! text */' AS t"
