@@ -1,10 +1,12 @@
 """PostgreSQL as a live engine: its session, cancel, types, privileges and summary SQL.
 
 A query costs one round trip: the statement itself. Each connection's session is made
-read-only once (``default_transaction_read_only``, so every statement runs in a read-only
+read-only (``default_transaction_read_only``, so every statement runs in a read-only
 transaction of its own and the server refuses every write whatever the statement hides:
-a function that writes, ``nextval``), and its ``statement_timeout`` is set to the query's
-budget, sent again only when that changes (``begin``). The rows are streamed (libpq's
+a function that writes, ``nextval``), checked before every statement by the value the
+server reports (a statement that turned it off is undone before the next runs), and its
+``statement_timeout`` is set to the query's budget, sent again only when that changes
+(``begin``; a statement that lifted it still meets the watchdog). The rows are streamed (libpq's
 chunked rows mode) from the statement wrapped with the row cap as its ``LIMIT``: the
 server stops at the cap itself, the worker holds one chunk at a time, and a result cut
 short by the byte budget is cancelled on the server, never drained.
@@ -98,6 +100,12 @@ def begin(conn: psycopg.Connection, timeout_s: float, row_cap: int) -> None:
     differs from the connection's current one (the caller rounds budgets so that it
     seldom does). Each statement then runs as a read-only transaction of its own."""
     del row_cap  # the statement's LIMIT (``Rows``)
+    # The server reports this setting whenever it changes (PostgreSQL 14 and later), so
+    # a statement that turned it off (a function the check did not know, SECURITY
+    # DEFINER code calling set_config) is seen here, without a round trip, and undone
+    # before the next one runs. Older servers report nothing: it is sent every time.
+    if conn.info.parameter_status("default_transaction_read_only") != "on":
+        conn.execute("SET default_transaction_read_only = on")
     if _timeouts.get(conn) != timeout_s:
         conn.execute(f"SET statement_timeout = {max(1, round(timeout_s * 1000))}")
         _timeouts[conn] = timeout_s

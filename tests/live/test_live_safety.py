@@ -57,6 +57,21 @@ def test_postgres_refuses_writes_inside_the_read_only_transaction(pg_source, ope
     assert pg_source.admin_sql("SELECT count(*) FROM audit") == [(0,)]
 
 
+def test_a_statement_that_turns_read_only_off_cannot_open_the_next_one(pg_source, open_live):
+    """Had set_config slipped past the check (it is refused there), the session's
+    read-only default it turned off is restored before the next statement runs, on the
+    same pooled connection (the server reports the change: no round trip to ask)."""
+    engine = open_live(pg_source.reader_url)
+    (before,) = pg_source.admin_sql("SELECT last_value FROM counter")
+    turned = engine._execute("SELECT set_config('default_transaction_read_only', 'off', false)",
+                             tag="t", budget_s=5)
+    assert not turned.is_error and turned.rows == [("off",)], turned
+    result = engine._execute("SELECT nextval('counter')", tag="t2", budget_s=5)
+    assert result.is_error and "read-only transaction" in result.error, result.error
+    assert pg_source.admin_sql("SELECT last_value FROM counter") == [before]
+    assert engine._pool.opened == 1  # the same connection, set right again
+
+
 def test_mariadb_refuses_writes_inside_the_read_only_transaction(maria_source, open_live):
     engine = open_live(maria_source.writer_url)  # a role that may INSERT
     result = engine._execute("INSERT INTO audit VALUES (NOW())", tag="t", budget_s=5)
