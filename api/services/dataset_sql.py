@@ -23,7 +23,7 @@ from typing import Any
 from engine.dataset_query import dataset_target, run_on_dataset
 from engine.sql.result_text import result_text
 from shared.dataset_state import pin_dataset
-from shared.errors import Forbidden, ValidationFailed
+from shared.errors import Forbidden, ServiceUnavailable, ValidationFailed
 from shared.principal import Principal
 
 SCOPE = "datasets"  # the key scope run_sql needs: it bypasses the model
@@ -38,7 +38,8 @@ def run_dataset_sql(res, principal: Principal, dataset_id: str | None, sql: str)
     the tool's ``error: ...`` text. Raises Forbidden without the ``datasets`` scope,
     NotFound for another tenant's dataset, Conflict for one not ready or under a row
     policy that cannot be bound, ServiceUnavailable when its data cannot be opened now
-    (a live source unreachable).
+    or the query failed for the source's sake, not the statement's (a live source
+    unreachable or lost mid-query, its query slots busy or out of reach).
     """
     if SCOPE not in principal.scopes:
         raise Forbidden(f"run_sql needs a key with the '{SCOPE}' scope.")
@@ -52,6 +53,8 @@ def run_dataset_sql(res, principal: Principal, dataset_id: str | None, sql: str)
     settings = res.settings
     result = run_on_dataset(settings, target, sql, label=f"run_sql dataset {pinned}")
     text = result_text(result, 1, settings.tool_result_format, settings.tool_result_max_rows)
+    if result.is_error and result.retryable:  # the source, not the statement
+        raise ServiceUnavailable(text, retry_after=5)
     if result.is_error:
         raise ValidationFailed(text, sql=result.sql)
     return {"dataset_id": pinned, "dataset_version": version, "sql": result.sql,

@@ -57,6 +57,7 @@ WATCHDOG_GRACE_S = 1.0
 # Rows per fetch stay under about this many characters (as the sandbox's).
 _FETCH_CHARS = 1_000_000
 _CANCELLED_TTL_S = 300.0
+_LOST_PREFIX = "the connection to "  # how a connection lost mid-query is reported
 # A cancel is repeated this often, this many times at most, while its query still runs.
 _RECANCEL_S = 0.2
 _CANCEL_ATTEMPTS = 25
@@ -215,7 +216,7 @@ class LiveEngine:
             logger.warning("%s: the query slots could not be taken: %s", label or tag,
                            type(exc).__name__)
             message = "the dataset's query slots could not be reached; try again"
-        return QueryResult.failed(sql, message, _ms_since(started))
+        return QueryResult.failed(sql, message, _ms_since(started), retryable=True)
 
     def _execute(self, sql: str, *, tag: str, budget_s: float, deadline: float | None = None,
                  started: float | None = None, label: str = "") -> QueryResult:
@@ -236,11 +237,13 @@ class LiveEngine:
             self._backend.end(running.connection)
             reusable = True
         except ImportFailed as exc:  # opening a connection: refused or unreachable
-            result = QueryResult.failed(sql, exc.detail, _ms_since(started))
+            result = QueryResult.failed(sql, exc.detail, _ms_since(started),
+                                        retryable=isinstance(exc, SourceUnreachable))
         except Exception as exc:
             message, reusable = self._failure(exc, running, budget_s, running.connection)
             logger.info("%s failed: %s", label or tag, message.splitlines()[0])
-            result = QueryResult.failed(sql, message, _ms_since(started))
+            result = QueryResult.failed(sql, message, _ms_since(started),
+                                        retryable=message.startswith(_LOST_PREFIX))
         finally:
             self._watchdog.disarm(running)
             with running.lock:  # waits for a cancel in flight to land first
@@ -452,7 +455,7 @@ class LiveEngine:
         lost = (isinstance(exc, psycopg.OperationalError) and (conn is None or conn.closed)) \
             or isinstance(exc, pymysql.err.InterfaceError) or code in _MYSQL_LOST
         if lost:
-            return (f"the connection to {self.display} was lost during the query; "
+            return (f"{_LOST_PREFIX}{self.display} was lost during the query; "
                     "try again"), False
         if isinstance(exc, (psycopg.Error, pymysql.err.MySQLError)):
             return self._driver_message(exc), self._still_usable(conn)

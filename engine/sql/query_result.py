@@ -45,7 +45,9 @@ class QueryResult:
     ``rows`` holds at most the sandbox's ``chart_row_limit`` rows of the ``total_rows``
     the whole result has; ``columns`` (with their DuckDB ``types``) at most
     ``MAX_COLUMNS`` of ``total_columns``. ``summary`` covers every row, computed when
-    the result has more than ``SHOWN_ROWS``. A failed query has ``error`` set.
+    the result has more than ``SHOWN_ROWS``. A failed query has ``error`` set, and
+    ``retryable`` when the failure was not the statement's (a live source or its query
+    slots out of reach for now): the same statement may well succeed a moment later.
     """
 
     sql: str
@@ -58,9 +60,12 @@ class QueryResult:
     types: list[str] = field(default_factory=list)
     summary: list[ColumnSummary] | None = None
     total_columns: int = 0
+    retryable: bool = False
 
     @classmethod
-    def failed(cls, sql: str, message: str, ms: float) -> QueryResult:
+    def failed(cls, sql: str, message: str, ms: float, *,
+               retryable: bool = False) -> QueryResult:
         """A failed query; the message is cut to ``ERROR_CHARS`` (its head says what
         went wrong; a query can make it any size)."""
-        return cls(sql, [], [], 0, True, clip(message, ERROR_CHARS), ms)
+        return cls(sql, [], [], 0, True, clip(message, ERROR_CHARS), ms,
+                   retryable=retryable)

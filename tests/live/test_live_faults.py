@@ -96,6 +96,7 @@ def test_the_source_going_down_mid_query_ends_the_query_clearly(source, proxied)
     worker.join(10)
     assert not worker.is_alive() and time.monotonic() - started < 3
     assert results[0].is_error and "was lost during the query" in results[0].error
+    assert results[0].retryable  # the source's failure, not the statement's
     assert PASSWORD not in results[0].error
     proxy.restore()
     assert engine.run("SELECT count(*) FROM regions", tag="t").rows == [(3,)]

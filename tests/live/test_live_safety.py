@@ -41,6 +41,7 @@ def test_refused_functions_are_named_to_the_model(engine, source):
     started = time.monotonic()
     result = engine.run(f"SELECT {sleep}", tag="t")
     assert result.is_error and sleep.split("(")[0] in result.error
+    assert not result.retryable  # the statement's fault: the same one fails again
     assert time.monotonic() - started < 1
 
 

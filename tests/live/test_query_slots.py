@@ -77,6 +77,7 @@ def test_a_query_waits_for_a_slot_within_its_own_budget_then_fails_clearly(pg_so
     waited = time.monotonic() - started
     holder.join(10)
     assert result.is_error and "query slots of this dataset stayed busy" in result.error
+    assert result.retryable
     assert 0.4 < waited < 1.5
     # Once the slot is free, the same question runs.
     assert engine.run("SELECT count(*) FROM regions", tag="again").rows == [(3,)]
