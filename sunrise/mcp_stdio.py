@@ -49,23 +49,25 @@ class HttpBackend:
             except ApiError as exc:
                 raise ApiRefusal(exc) from None
 
-    def submit(self, question: str, dataset_id: str | None,
-               conversation_id: str | None) -> dict[str, Any]:
-        return self._do(lambda c: c.submit(question, dataset_id=dataset_id,
-                                           conversation_id=conversation_id))
-
-    def events(self, job_id: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    def ask(self, question: str, dataset_id: str | None,
+            conversation_id: str | None) -> Iterator[list[tuple[str, dict[str, Any]]]]:
+        """Submit, then the job's progress events one by one (each is already a thread
+        hop of its own here) until its end, with the job's view (see ``Backend.ask``)."""
+        job = self._do(lambda c: c.submit(question, dataset_id=dataset_id,
+                                          conversation_id=conversation_id))
+        job_id = job["job_id"]
         with self._client() as client:
             try:
                 for event in client.stream(job_id, timeout=STREAM_TIMEOUT_S):
                     if event.event in TERMINAL:
-                        yield event.event, client.get(job_id)
-                        return
+                        break
                     if event.event in PROGRESS_EVENTS:
-                        yield event.event, event.data
+                        yield [(event.event, event.data)]
+                view = client.get(job_id)
             except ApiError as exc:
                 raise ApiRefusal(exc) from None
-            yield "failed", client.get(job_id)  # the stream ended without its end
+        # Once the stream is closed; a stream that ended without its end reads as failed.
+        yield [(view["status"] if view["status"] in TERMINAL else "failed", view)]
 
     def datasets(self) -> list[dict[str, Any]]:
         return self._do(lambda c: c.datasets())

@@ -6,7 +6,11 @@ thread, and asyncio keeps one running loop per OS thread, so a loop per request 
 run (two greenlets' loops collide). Each API process therefore runs ONE asyncio loop in
 a native thread of its own, started on first use (after gunicorn's fork), holding the
 SDK's ``StreamableHTTPSessionManager`` in stateless mode (every POST is self-contained:
-no session state lives in a process, so any worker may answer any request).
+no session state lives in a process, so any worker may answer any request) -- two of
+them, over the same server: one answering with an SSE stream, for a request whose
+notifications must reach the client (it carries a progress token; or a GET), and one
+answering plain JSON (the SDK's ``json_response``) for every other request, which then
+pays for no stream task, no SSE framing and no chunked response.
 
 One HTTP request is one ``Exchange``: the Flask view hands the SDK an ASGI scope and
 the body, and the loop hands back, through the exchange's queue, the ASGI messages to
@@ -32,6 +36,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextvars
+import json
 import logging
 import os
 import threading
@@ -42,6 +47,7 @@ import anyio.to_thread
 import gevent.event
 from gevent.monkey import get_original
 from mcp.server.transport_security import TransportSecuritySettings
+from mcp.shared.jsonrpc_dispatcher import progress_token_from_params
 
 from api.mcp.tools import SCOPE_KEY, build_server
 
@@ -160,7 +166,7 @@ class McpBridge:
         self._lock = threading.Lock()
         self._pid: int | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
-        self._manager = None
+        self._managers: dict[bool, Any] = {}  # by "answers with a stream"
 
     def exchange(self, scope: dict[str, Any], body: bytes,
                  backend_for: Callable[[Exchange], Any]) -> Exchange:
@@ -169,7 +175,8 @@ class McpBridge:
         self._ensure_started()
         exchange = Exchange(self.loop, body)
         scope[SCOPE_KEY] = backend_for(exchange)
-        exchange.start(self._manager.handle_request(scope, exchange.receive, exchange.send))
+        manager = self._managers[needs_stream(scope["method"], body)]
+        exchange.start(manager.handle_request(scope, exchange.receive, exchange.send))
         return exchange
 
     def _ensure_started(self) -> None:
@@ -198,16 +205,36 @@ class McpBridge:
 
     async def _run(self, loop: asyncio.AbstractEventLoop, ready: gevent.event.Event) -> None:
         server = build_server()
-        # Host and Origin checks are the API's business (keys, CORS), not the SDK's
-        # localhost-only default.
-        server.streamable_http_app(
-            stateless_http=True, json_response=False,
-            transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False))
-        manager = server.session_manager
-        async with manager.run():
-            self.loop, self._manager = loop, manager
+        managers = {}
+        for stream in (True, False):
+            # Host and Origin checks are the API's business (keys, CORS), not the SDK's
+            # localhost-only default.
+            server.streamable_http_app(
+                stateless_http=True, json_response=not stream,
+                transport_security=TransportSecuritySettings(
+                    enable_dns_rebinding_protection=False))
+            managers[stream] = server.session_manager  # the one just made
+        async with managers[True].run(), managers[False].run():
+            self.loop, self._managers = loop, managers
             ready.set()
             await asyncio.Event().wait()  # for the life of the process
+
+
+def needs_stream(method: str, body: bytes) -> bool:
+    """Whether a request to ``/mcp`` is answered with an SSE stream: a GET (the legacy
+    standalone stream), a body that is not one JSON-RPC object (the SDK says what is
+    wrong with it), or a request carrying a progress token (its notifications travel on
+    the stream). Anything else is answered with plain JSON."""
+    if method != "POST":
+        return True
+    try:
+        message = json.loads(body)
+    except (ValueError, RecursionError):
+        return True
+    if not isinstance(message, dict):
+        return True
+    params = message.get("params")
+    return isinstance(params, dict) and progress_token_from_params(params) is not None
 
 
 def asgi_scope(environ: dict[str, Any], headers: Iterator[tuple[str, str]]) -> dict[str, Any]:

@@ -38,6 +38,12 @@ class InProcessBackend:
     def tenant_id(self) -> int:
         return self.principal.tenant_id
 
+    def ask(self, question: str, dataset_id: str | None,
+            conversation_id: str | None) -> Iterator[list[tuple[str, dict[str, Any]]]]:
+        """Submit the question, then follow its job (see ``Backend.ask``)."""
+        job = self.submit(question, dataset_id, conversation_id)
+        yield from self._follow(job["job_id"])
+
     def submit(self, question: str, dataset_id: str | None,
                conversation_id: str | None) -> dict[str, Any]:
         """Submit a job as ``POST /v1/jobs`` does (the question counted, the budget and
@@ -54,13 +60,11 @@ class InProcessBackend:
         view, _created = job_service.submit_job(self.res, self.tenant_id, body, None)
         return view
 
-    def events(self, job_id: str) -> Iterator[tuple[str, dict[str, Any]]]:
-        """The job's progress events until its end (the answer's streamed text and
-        thinking are not handed over: each event is a hop to the MCP loop); the
-        terminal one carries the job's view."""
-        return self._follow(job_id)
-
-    def _follow(self, job_id: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    def _follow(self, job_id: str) -> Iterator[list[tuple[str, dict[str, Any]]]]:
+        """The job's progress events, a batch per wake of the subscription (the answer's
+        streamed text and thinking are not handed over), until its end. The last batch
+        is yielded once the subscription is closed: the tool stops reading there, and a
+        generator left open would close its subscription on whichever thread drops it."""
         # Through the process's event hub (one Redis reader for every waiting request,
         # api/event_hub.py); the database says when the job ended if Redis cannot.
         with self.res.event_hub.subscribe(job_id, "0-0") as subscription:
@@ -70,17 +74,18 @@ class InProcessBackend:
                 except HubUnavailable:
                     events = []
                     time.sleep(EVENT_WAIT_S)
-                for event in events:
-                    if event.is_terminal:  # its data is the job's view, as the
-                        yield event.event, event.data  # long-poll answers: no re-read
-                        return
-                    if event.event in PROGRESS_EVENTS:
-                        yield event.event, event.data
-                if not events:
+                batch = [(e.event, e.data) for e in events if e.event in PROGRESS_EVENTS]
+                # A terminal event's data is the job's view, as the long-poll answers.
+                end = next(((e.event, e.data) for e in events if e.is_terminal), None)
+                if end is None and not events:
                     view = job_service.load_job(self.res, self.tenant_id, job_id)
                     if view["status"] in TERMINAL:  # its terminal event expired or never came
-                        yield view["status"], view
-                        return
+                        end = (view["status"], view)
+                if end is not None:
+                    break
+                if batch:
+                    yield batch
+        yield [*batch, end]
 
     def datasets(self) -> list[dict[str, Any]]:
         listed = dataset_service.list_datasets(self.res, self.tenant_id, limit=100, cursor=None)

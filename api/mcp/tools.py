@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable, Iterator
-from typing import Any, Protocol
+from typing import Annotated, Any, Protocol
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+from mcp.types import CallToolResult, TextContent
 
 # Where the HTTP bridge puts the request's backend in the ASGI scope.
 SCOPE_KEY = "sunrise.mcp_backend"
@@ -39,9 +40,14 @@ class Backend(Protocol):
     ``Refused`` (or an error with a ``detail``) for a refused call."""
 
     def call(self, fn: Callable[..., Any], *args: Any) -> Awaitable[Any]: ...
-    def submit(self, question: str, dataset_id: str | None,
-               conversation_id: str | None) -> dict[str, Any]: ...
-    def events(self, job_id: str) -> Iterator[tuple[str, dict[str, Any]]]: ...
+    def ask(self, question: str, dataset_id: str | None,
+            conversation_id: str | None) -> Iterator[list[tuple[str, dict[str, Any]]]]:
+        """A generator that does nothing until its first ``next``: that submits the
+        question, then each ``next`` blocks until the job's next progress events
+        (``PROGRESS_EVENTS``) and returns all that came together, as one batch; the last
+        batch ends with the terminal event, whose data is the job's view. A batch per
+        ``next`` is what keeps the hand-offs few: each ``next`` is one ``call``."""
+        ...
     def datasets(self) -> list[dict[str, Any]]: ...
     def dataset(self, dataset_id: str) -> dict[str, Any]: ...
     def run_sql(self, dataset_id: str, sql: str) -> dict[str, Any]: ...
@@ -67,31 +73,27 @@ def build_server(default: Backend | None = None) -> MCPServer:
                              "the number check, data_as_of and the job id; reports progress "
                              "(model rounds and queries) while the job runs.")
     async def ask(question: str, ctx: Context, dataset_id: str | None = None,
-                  conversation_id: str | None = None) -> dict[str, Any]:
+                  conversation_id: str | None = None
+                  ) -> Annotated[CallToolResult, dict[str, Any]]:
         b = backend(ctx)
-        job = await _guarded(b, b.submit, question, dataset_id, conversation_id)
-        events = await _guarded(b, b.events, job["job_id"])
+        batches = b.ask(question, dataset_id, conversation_id)  # nothing runs yet
         queries: list[dict[str, Any]] = []
-        rounds = 0
-        while True:
-            item = await _guarded(b, next, events, None)
-            if item is None:
-                break
-            event, data = item
-            if event == "llm_call":
-                rounds += 1
-                await ctx.report_progress(rounds + len(queries),
-                                          message=f"model round {rounds}")
-            elif event == "tool_call":
-                queries.append({"query_id": data.get("query_id"), "sql": data.get("sql"),
-                                "rows": data.get("rows"), "error": data.get("error")})
-                await ctx.report_progress(rounds + len(queries),
-                                          message=f"query {len(queries)}: "
-                                                  f"{data.get('rows', 0)} rows")
-            elif event in TERMINAL:
-                job = data
-                break
-        return answer_of(job, queries)
+        rounds, job = 0, None
+        while job is None and (batch := await _guarded(b, next, batches, None)) is not None:
+            for event, data in batch:
+                if event == "llm_call":
+                    rounds += 1
+                    await ctx.report_progress(rounds + len(queries),
+                                              message=f"model round {rounds}")
+                elif event == "tool_call":
+                    queries.append({"query_id": data.get("query_id"), "sql": data.get("sql"),
+                                    "rows": data.get("rows"), "error": data.get("error")})
+                    await ctx.report_progress(rounds + len(queries),
+                                              message=f"query {len(queries)}: "
+                                                      f"{data.get('rows', 0)} rows")
+                elif event in TERMINAL:
+                    job = data
+        return answer_result(answer_of(job or {"status": "failed"}, queries))
 
     @server.tool(description="The datasets you can ask about: id, name, status, tables.")
     async def list_datasets(ctx: Context) -> list[dict[str, Any]]:
@@ -139,6 +141,16 @@ async def _guarded(b: Backend, fn: Callable[..., Any], *args: Any) -> Any:
         if detail is None:
             raise
         raise ToolError(detail) from exc
+
+
+def answer_result(answer: dict[str, Any]) -> CallToolResult:
+    """``ask``'s result, built here so the answer is encoded once: its text copy is
+    compact JSON made by us, and the SDK, given a ``CallToolResult`` (the output schema
+    is still declared, ``Annotated[CallToolResult, dict[str, Any]]``), neither dumps the
+    answer again for the structured copy nor pretty-prints it for the text one."""
+    text = json.dumps(answer, default=str, ensure_ascii=False, separators=(",", ":"))
+    return CallToolResult(content=[TextContent(type="text", text=text)],
+                          structured_content=answer)
 
 
 def answer_of(job: dict[str, Any], queries: list[dict[str, Any]]) -> dict[str, Any]:

@@ -77,6 +77,25 @@ def test_without_a_key_mcp_is_401(api):
     assert resp.status_code == 401
 
 
+def test_only_a_request_with_a_progress_token_is_answered_with_a_stream(api, key):
+    headers = {"Authorization": f"Bearer {key}", "MCP-Protocol-Version": "2025-11-25",
+               "Accept": "application/json, text/event-stream"}
+
+    def post(message_id: int, params: dict) -> httpx2.Response:
+        return httpx2.post(f"{api.base_url}/mcp", headers=headers, timeout=30, json={
+            "jsonrpc": "2.0", "id": message_id, "method": "tools/call", "params": params})
+
+    plain = post(1, {"name": "list_datasets", "arguments": {}})
+    streamed = post(2, {"name": "list_datasets", "arguments": {},
+                        "_meta": {"progressToken": "p2"}})
+    assert plain.status_code == 200 and plain.headers["content-type"].startswith(
+        "application/json"), plain.text
+    assert plain.json()["id"] == 1 and not plain.json()["result"]["isError"]
+    assert streamed.status_code == 200 and streamed.headers["content-type"].startswith(
+        "text/event-stream"), streamed.text
+    assert '"id":2' in streamed.text.replace(" ", "")
+
+
 def test_datasets_schema_resource_and_run_sql(api, key, tmp_path):
     from sunrise.client import SunriseClient
     from tests.utils.waiting import wait_until
