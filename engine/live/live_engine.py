@@ -25,12 +25,12 @@ URL; a driver message that repeats the password is withheld.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import logging
 import math
 import socket
 import threading
 import time
-import uuid
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
@@ -57,6 +57,7 @@ WATCHDOG_GRACE_S = 1.0
 # Rows per fetch stay under about this many characters (as the sandbox's).
 _FETCH_CHARS = 1_000_000
 _CANCELLED_TTL_S = 300.0
+_TAGS = itertools.count(1)  # names of untagged queries, unique in the process
 _LOST_PREFIX = "the connection to "  # how a connection lost mid-query is reported
 # A cancel is repeated this often, this many times at most, while its query still runs.
 _RECANCEL_S = 0.2
@@ -160,7 +161,7 @@ class LiveEngine:
         except StatementRefused as refused:
             logger.info("%s refused: %s", label or tag, refused.message)
             return QueryResult.failed(text, refused.message, _ms_since(started))
-        return self._run_in_slot(cleaned, tag=tag or uuid.uuid4().hex, budget_s=budget,
+        return self._run_in_slot(cleaned, tag=tag or f"q{next(_TAGS)}", budget_s=budget,
                                  deadline=deadline, started=started, label=label)
 
     def cancel(self, tag: str) -> None:
