@@ -118,3 +118,23 @@ def test_a_source_down_when_asked_is_a_failed_result(source, proxied):
     result = engine.run("SELECT count(*) FROM regions", tag="t")
     assert result.is_error and time.monotonic() - started < 5
     assert "Could not connect" in result.error and PASSWORD not in result.error
+
+
+def test_a_name_resolving_to_many_silent_addresses_is_tried_a_bounded_number_of_times(
+        outbound, monkeypatch):
+    """Each address may take the whole connect timeout; a hostile DNS answer of many
+    addresses must not multiply the wait without end."""
+    from engine.datasets.importers import live_connection
+
+    many = [f"127.0.0.{n}" for n in range(2, 12)]
+    monkeypatch.setattr(type(outbound), "resolve", lambda self, host, port, **kw: many)
+    tried = []
+
+    def silent(endpoint, address, policy, display):
+        tried.append(address)
+        raise OSError("timed out")
+
+    monkeypatch.setattr(live_connection, "_open_postgres", silent)
+    with pytest.raises(SourceUnreachable):
+        open_engine("postgresql://u:p@db.example:5432/x", outbound=outbound)
+    assert tried == many[:live_connection.MAX_ADDRESSES_TRIED]

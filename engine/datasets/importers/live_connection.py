@@ -50,6 +50,9 @@ _PG_REFUSED = ("28", "3D")
 # libpq reads client certificates and passwords from the worker user's home by default;
 # a tenant's server must never receive the operator's.
 _NO_FILE = "/nonexistent/sunrise-no-client-file"
+# Addresses of one host name tried before giving up (an IPv4 and an IPv6 address, and
+# a spare of each, are what real database hosts resolve to).
+MAX_ADDRESSES_TRIED = 4
 # The socket each open MySQL connection runs on (pymysql names it only privately).
 _MYSQL_FILENOS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
@@ -116,12 +119,15 @@ def check_destination(endpoint: Endpoint, policy: OutboundPolicy, display: str,
 
 def connect(endpoint: Endpoint, policy: OutboundPolicy, display: str,
             schemas: tuple[str, ...] = ()):
-    """A DBAPI connection to ``endpoint`` through the first allowed address that answers.
-    Raises SourceRefused or SourceUnreachable (one wording for every network failure)."""
+    """A DBAPI connection to ``endpoint`` through the first allowed address that answers
+    (of the first ``MAX_ADDRESSES_TRIED``). Raises SourceRefused or SourceUnreachable
+    (one wording for every network failure)."""
     addresses = check_destination(endpoint, policy, display, schemas)
     open_one = _open_postgres if endpoint.backend == "postgresql" else _open_mysql
     refused, said = False, None
-    for address in addresses:
+    # Each address may take the whole connect timeout: a name resolving to many silent
+    # addresses would hold the caller (an API request, for run_sql) that many times over.
+    for address in addresses[:MAX_ADDRESSES_TRIED]:
         try:
             return open_one(endpoint, address, policy, display)
         except SourceRefused:
