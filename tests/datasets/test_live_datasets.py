@@ -233,6 +233,26 @@ def test_a_worker_closes_a_live_engine_nobody_used_for_a_while(settings, pg_live
         datasets.close()
 
 
+def test_a_hold_on_an_engine_closed_meanwhile_ends_quietly(settings, pg_live):
+    """A cold shutdown closes engines a job still holds: the job's release neither
+    raises nor counts down the engine opened again under the same key."""
+    from worker.jobs.data_source import TenantDatasets
+
+    datasets = TenantDatasets(settings)
+    key = ("ds-closed", 1)
+    try:
+        held = datasets.live.acquire(key, pg_live.reader_url)
+        datasets.live.close()  # the shutdown, while the job holds it
+        datasets.live.release(key, held)  # was a KeyError
+        again = datasets.live.acquire(key, pg_live.reader_url)
+        datasets.live.release(key, held)  # the old hold: not this engine's
+        assert datasets.live.close_idle() == 0 and datasets.live._users[key] == 1
+        datasets.live.release(key, again)
+        assert datasets.live._users[key] == 0
+    finally:
+        datasets.close()
+
+
 @pytest.fixture(scope="module")
 def spark_live(spark_server, celery_app) -> Iterator[object]:
     """A Spark Connect session of the data owner's, with ``live_ds.measures``. After the

@@ -193,8 +193,7 @@ class TenantDatasets:
         that cannot be reached fails the job here, saying so."""
         try:
             url = unseal(self.settings.secret_keys, facts.source_url or "")
-            self.live.acquire(key, url)
-            self.live.release(key)
+            self.live.release(key, self.live.acquire(key, url))
         except (UnreadableSecret, SunriseError) as exc:
             code = exc.code if isinstance(exc, SunriseError) else "source_unreachable"
             raise JobFailure(code, str(getattr(exc, "detail", exc))) from None

@@ -72,8 +72,14 @@ class LiveEngines:
             opened.close()
         return engine
 
-    def release(self, key: Key) -> None:
+    def release(self, key: Key, engine: Any = None) -> None:
+        """Give back a hold taken by ``acquire`` on ``engine``. One closed meanwhile
+        (``close`` at a cold shutdown), or closed and opened again under the same key,
+        is not counted down: its hold ended with it."""
         with self._lock:
+            if key not in self._users or (engine is not None
+                                          and self._open.get(key) is not engine):
+                return
             self._users[key] -= 1
             self._last_used[key] = self.clock()
 
@@ -93,7 +99,7 @@ class LiveEngines:
         finally:
             with self._lock:
                 self._running.pop(job_id, None)
-            self.release(key)
+            self.release(key, engine)
 
     def cancel(self, job_id: str, key: Key | None = None) -> bool:
         """Cancel ``job_id``'s query on its engine (the one running now, else on
