@@ -58,7 +58,6 @@ WATCHDOG_GRACE_S = 1.0
 _FETCH_CHARS = 1_000_000
 _CANCELLED_TTL_S = 300.0
 _TAGS = itertools.count(1)  # names of untagged queries, unique in the process
-_LOST_PREFIX = "the connection to "  # how a connection lost mid-query is reported
 # A cancel is repeated this often, this many times at most, while its query still runs.
 _RECANCEL_S = 0.2
 _CANCEL_ATTEMPTS = 25
@@ -241,10 +240,10 @@ class LiveEngine:
             result = QueryResult.failed(sql, exc.detail, _ms_since(started),
                                         retryable=isinstance(exc, SourceUnreachable))
         except Exception as exc:
-            message, reusable = self._failure(exc, running, budget_s, running.connection)
+            message, reusable, lost = self._failure(exc, running, budget_s,
+                                                    running.connection)
             logger.info("%s failed: %s", label or tag, message.splitlines()[0])
-            result = QueryResult.failed(sql, message, _ms_since(started),
-                                        retryable=message.startswith(_LOST_PREFIX))
+            result = QueryResult.failed(sql, message, _ms_since(started), retryable=lost)
         finally:
             self._watchdog.disarm(running)
             with running.lock:  # waits for a cancel in flight to land first
@@ -439,29 +438,31 @@ class LiveEngine:
         return conn
 
     def _failure(self, exc: Exception, running: _Running, budget_s: float,
-                 conn) -> tuple[str, bool]:
-        """``(message, whether the connection may be reused)`` for a failed query. A
+                 conn) -> tuple[str, bool, bool]:
+        """``(message, whether the connection may be reused, whether the connection was
+        lost: the source's failure, not the statement's)`` for a failed query. A
         MySQL connection whose result a cancel or timeout cut is dropped: the unbuffered
         result may have left the protocol mid-stream."""
         interrupted_ok = self._backend.STOPS_EARLY
         if running.stopped == "cancelled":
-            return "the query was cancelled", interrupted_ok and self._still_usable(conn)
+            return ("the query was cancelled", interrupted_ok and self._still_usable(conn),
+                    False)
         code = exc.args[0] if isinstance(exc, pymysql.err.MySQLError) and exc.args else None
         if (isinstance(exc, psycopg.errors.QueryCanceled) or code in _MYSQL_TIMEOUT
                 or code in _MYSQL_KILLED or running.stopped == "timeout"):
             # The engine's statement timeout, or the watchdog's cancel past it.
             return (f"query exceeded the {budget_s:g} s limit and was cancelled on "
                     f"{self.title}; aggregate or filter more"), \
-                interrupted_ok and self._still_usable(conn)
+                interrupted_ok and self._still_usable(conn), False
         lost = (isinstance(exc, psycopg.OperationalError) and (conn is None or conn.closed)) \
             or isinstance(exc, pymysql.err.InterfaceError) or code in _MYSQL_LOST
         if lost:
-            return (f"{_LOST_PREFIX}{self.display} was lost during the query; "
-                    "try again"), False
+            return (f"the connection to {self.display} was lost during the query; "
+                    "try again"), False, True
         if isinstance(exc, (psycopg.Error, pymysql.err.MySQLError)):
-            return self._driver_message(exc), self._still_usable(conn)
+            return self._driver_message(exc), self._still_usable(conn), False
         logger.exception("%s failed outside the driver", running.tag)
-        return f"{type(exc).__name__}: {exc}", False
+        return f"{type(exc).__name__}: {exc}", False, False
 
     def _driver_message(self, exc: Exception) -> str:
         if isinstance(exc, pymysql.err.MySQLError) and len(exc.args) >= 2:

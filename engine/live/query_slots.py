@@ -16,15 +16,14 @@ its own time budget; then ``SlotsBusy``.
 from __future__ import annotations
 
 import contextlib
-import itertools
 import logging
-import os
 import queue
 import threading
 import time
-import uuid
 from collections.abc import Iterator
 from typing import Any
+
+from shared.unique_names import unique_name
 
 logger = logging.getLogger(__name__)
 
@@ -46,21 +45,6 @@ return 0
 """
 
 
-def _lease_name() -> str:
-    """A name no other lease of the fleet has: this process's random prefix (drawn again
-    in a forked child) and a counter. (A uuid4 per lease read the OS's entropy each time,
-    a syscall as slow as a tenth of a small query.)"""
-    global _PREFIX
-    pid = os.getpid()
-    if _PREFIX[0] != pid:
-        _PREFIX = (pid, uuid.uuid4().hex[:16])
-    return f"{_PREFIX[1]}-{next(_COUNTER)}"
-
-
-_PREFIX: tuple[int, str] = (0, "")
-_COUNTER = itertools.count()
-
-
 class SlotsBusy(Exception):
     """Every slot stayed taken for the query's whole time budget."""
 
@@ -79,7 +63,7 @@ class FleetSlots:
         """Hold one slot for the block; waits until ``deadline`` (``time.monotonic``),
         then raises ``SlotsBusy``. The lease ends by itself ``LEASE_GRACE_S`` after the
         deadline if it is never given back."""
-        member = _lease_name()
+        member = unique_name()
         pause = _POLL_S[0]
         while True:
             lease_ms = int((max(0.0, deadline - time.monotonic()) + LEASE_GRACE_S) * 1000)
